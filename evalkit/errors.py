@@ -1,0 +1,49 @@
+"""Every error evalkit raises on purpose: what went wrong, where, and how to fix it."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class EvalkitError(Exception):
+    """Root of evalkit's errors; the CLI prints these as one readable message."""
+
+
+class ConfigError(EvalkitError):
+    """A configuration (YAML or API arguments) that cannot be run."""
+
+
+class DataError(EvalkitError):
+    """Input data that is malformed, misaligned or out of range."""
+
+
+class UnknownComponentError(ConfigError):
+    """A component name that no plugin registered."""
+
+    def __init__(
+        self, kind: str, name: str, known: Iterable[str], hint: str = "", where: str = ""
+    ) -> None:
+        known = sorted(known)
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        message = f"{where}: " if where else ""
+        message += f"unknown {kind} {name!r}."
+        if close:
+            message += " Did you mean " + " or ".join(repr(c) for c in close) + "?"
+        if hint:
+            message += f" {hint}"
+        message += f" Registered {kind}s: {', '.join(known) or '(none)'} (see `evalkit plugins`)."
+        super().__init__(message)
+        self.kind, self.name, self.suggestions = kind, name, close
+
+
+class PluginError(EvalkitError):
+    """A plugin that failed to load, register, or keep its contract."""
+
+
+class PluginLoadError(PluginError):
+    """A plugin package that could not be imported or registered."""
+
+
+class PluginContractError(PluginError):
+    """A component whose output breaks its protocol (shape, range, NaN)."""

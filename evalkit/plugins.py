@@ -1,0 +1,110 @@
+"""Plugin discovery: entry points of group ``evalkit``, each registration hook called once.
+
+Built-in plugins (the ``evalkit_*`` packages under ``plugins/``) come through the same entry
+points as third-party ones. Loading is done by our own loop rather than pluggy's
+``load_setuptools_entrypoints`` so that one broken plugin is reported and the others still load.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+from types import ModuleType
+
+import pluggy
+
+from evalkit import hookspecs
+from evalkit.errors import PluginLoadError
+from evalkit.protocols import KINDS
+from evalkit.registry import Registry
+
+GROUP = "evalkit"
+
+
+def make_plugin_manager(
+    load_entrypoints: bool = True, extra: dict[str, object] | None = None
+) -> tuple[pluggy.PluginManager, list[PluginLoadError]]:
+    """A plugin manager with the installed plugins, and the plugins that failed to load.
+
+    Plugins are named ``"<distribution>:<entry point>"``. ``extra`` adds in-process plugins
+    under such names (tests use it).
+    ``EVALKIT_LOAD_PLUGINS=dist1,dist2`` restricts loading to those distributions.
+    """
+    pm = pluggy.PluginManager(GROUP)
+    pm.add_hookspecs(hookspecs)
+    if os.environ.get("EVALKIT_TRACE_PLUGINS"):
+        pm.trace.root.setwriter(print)
+        pm.enable_tracing()
+    failures: list[PluginLoadError] = []
+    plugins = _entry_point_plugins(failures) if load_entrypoints else {}
+    plugins.update(extra or {})
+    for name, plugin in plugins.items():
+        try:
+            pm.register(plugin, name=name)
+            pm.check_pending()
+        except (ValueError, pluggy.PluginValidationError) as exc:
+            if pm.is_registered(plugin):
+                pm.unregister(plugin)
+            failures.append(PluginLoadError(f"plugin {name}: {exc}"))
+    return pm, failures
+
+
+def _entry_point_plugins(failures: list[PluginLoadError]) -> dict[str, ModuleType]:
+    wanted = os.environ.get("EVALKIT_LOAD_PLUGINS")
+    allowed = {d.strip() for d in wanted.split(",")} if wanted else None
+    seen: set[tuple[str, str]] = set()
+    plugins = {}
+    # Built-ins first: they keep the plain names when a third party registers the same one.
+    eps = sorted(
+        importlib.metadata.entry_points(group=GROUP),
+        key=lambda ep: (ep.dist is None or ep.dist.name != "evalkit", ep.value),
+    )
+    for ep in eps:
+        dist = ep.dist.name if ep.dist else "unknown"
+        if (dist, ep.name) in seen or (allowed is not None and dist not in allowed | {"evalkit"}):
+            continue
+        seen.add((dist, ep.name))
+        try:
+            plugins[f"{dist}:{ep.name}"] = ep.load()
+        except Exception as exc:  # a broken third-party package must not hide the others
+            failures.append(
+                PluginLoadError(
+                    f"plugin {dist}:{ep.name} failed to load ({type(exc).__name__}: {exc})"
+                )
+            )
+    return plugins
+
+
+def build_registry(pm: pluggy.PluginManager, failures: list[PluginLoadError] = ()) -> Registry:
+    """Call every plugin's registration hooks once, each separately, into a new registry."""
+    registry = Registry(failures=list(failures))
+    for kind, (_, hook_name) in KINDS.items():
+        hook = getattr(pm.hook, hook_name)
+        for impl in hook.get_hookimpls():  # in registration order: built-ins first
+            plugin_name = impl.plugin_name
+            dist = plugin_name.partition(":")[0]
+            try:
+                impl.function(register=registry.register_for(kind, plugin_name, dist))
+            except Exception as exc:
+                registry.failures.append(
+                    PluginLoadError(
+                        f"plugin {plugin_name} (distribution {dist}) failed in {hook_name} "
+                        f"({type(exc).__name__}: {exc})"
+                    )
+                )
+    return registry
+
+
+@functools.cache
+def default_registry() -> Registry:
+    """The registry of every installed plugin, built once per process."""
+    registry = build_registry(*make_plugin_manager())
+    if not registry.entries:
+        registry.failures.append(
+            PluginLoadError(
+                "no evalkit plugins are installed, not even the built-ins: evalkit must be "
+                "installed (run `pip install -e .` in a checkout), not just put on sys.path"
+            )
+        )
+    return registry

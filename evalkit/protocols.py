@@ -1,0 +1,126 @@
+"""The interfaces components implement. Plugins inherit nothing; these are structural.
+
+Every component class has ``name: ClassVar[str]``, ``Params: ClassVar[type[BaseModel]]`` (a pydantic
+model with ``extra="forbid"``) and is constructed as ``cls(params)``. All methods work on whole
+numpy batches: evalkit never calls a component per element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from evalkit.data import LabelMatrix
+    from evalkit.results import Results
+    from evalkit.table import CardinalityTable, Summary
+
+Array = NDArray[np.floating]
+
+
+class NoParams(BaseModel):
+    """The parameter model of a component that takes none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@runtime_checkable
+class Component(Protocol):
+    name: ClassVar[str]
+    Params: ClassVar[type[BaseModel]]
+
+
+@runtime_checkable
+class TNorm(Component, Protocol):
+    """A fuzzy intersection T: [0,1]² → [0,1], commutative, associative, monotone, T(a,1)=a."""
+
+    def __call__(self, a: Array, b: Array) -> Array: ...
+
+
+@runtime_checkable
+class Similarity(Component, Protocol):
+    """A pairwise similarity in [0, 1], computed as a whole matrix at once."""
+
+    def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array: ...
+
+
+@runtime_checkable
+class SetRepresentation(Component, Protocol):
+    """Fills the cardinality table for a batch of aligned (reference, prediction) data.
+
+    ``uses`` names the other components it needs ("tnorm", "similarity"); the engine passes
+    ``None`` for the others and does not vary them in the comparison grid.
+    """
+
+    uses: ClassVar[frozenset[str]]
+
+    def cardinalities(
+        self, reference: Any, prediction: Any, *, tnorm: TNorm | None, similarity: Similarity | None
+    ) -> CardinalityTable: ...
+
+
+@runtime_checkable
+class SetMetric(Component, Protocol):
+    """A set ratio: returns (numerator, denominator) arrays from |G|, |P| and |G ∩ P|."""
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]: ...
+
+
+@runtime_checkable
+class DataMetric(Component, Protocol):
+    """A metric on the raw data (not a set ratio), reduced chunk by chunk.
+
+    ``update`` returns a state array for one chunk; states of chunks are merged by ``+``.
+    """
+
+    def update(self, reference: Array, prediction: Array) -> Array: ...
+
+    def compute(self, state: Array) -> float: ...
+
+
+@runtime_checkable
+class Averaging(Component, Protocol):
+    """Reduces a :class:`evalkit.table.Summary` to a value (or per-class array) for a set metric.
+
+    ``sample_metrics`` names the set metrics whose per-sample sums the summary must keep for
+    ``reduce`` (none for averagings over classes).
+    """
+
+    def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]: ...
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float | Array: ...
+
+
+@runtime_checkable
+class Loader(Component, Protocol):
+    """Reads a file into a :class:`evalkit.data.LabelMatrix`; chosen by file suffix."""
+
+    suffixes: ClassVar[tuple[str, ...]]
+
+    def load(self, path: Path) -> LabelMatrix: ...
+
+
+@runtime_checkable
+class ReportWriter(Component, Protocol):
+    """Renders result rows as text in one format (its ``name``), written with ``suffix``."""
+
+    suffix: ClassVar[str]
+
+    def render(self, results: Results) -> str: ...
+
+
+#: kind name -> (protocol, registration hook)
+KINDS: dict[str, tuple[type, str]] = {
+    "representation": (SetRepresentation, "evalkit_register_set_representations"),
+    "similarity": (Similarity, "evalkit_register_similarities"),
+    "tnorm": (TNorm, "evalkit_register_tnorms"),
+    "averaging": (Averaging, "evalkit_register_averagings"),
+    "metric": (Component, "evalkit_register_metrics"),
+    "loader": (Loader, "evalkit_register_loaders"),
+    "report_writer": (ReportWriter, "evalkit_register_report_writers"),
+}

@@ -1,0 +1,169 @@
+"""The registry: component classes by (kind, name), and their creation from config specs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from evalkit.errors import ConfigError, PluginContractError, PluginLoadError, UnknownComponentError
+from evalkit.protocols import KINDS, DataMetric, SetMetric
+
+NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+Register = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered component class and where it came from."""
+
+    kind: str
+    name: str
+    cls: type
+    plugin: str
+    distribution: str
+
+    @property
+    def summary(self) -> str:
+        doc = (self.cls.__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The JSON schema properties of the component's parameters."""
+        return self.cls.Params.model_json_schema().get("properties", {})
+
+
+@dataclass
+class Registry:
+    entries: dict[tuple[str, str], Entry] = field(default_factory=dict)
+    failures: list[PluginLoadError] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+    def register_for(self, kind: str, plugin: str, distribution: str) -> Register:
+        """The ``register`` callback handed to one plugin's registration hook for one kind."""
+
+        def register(cls: type, *, name: str | None = None, aliases: tuple[str, ...] = ()) -> None:
+            name = name or getattr(cls, "name", None)
+            where = f"plugin {plugin!r} (distribution {distribution!r}) registering {kind} {cls.__name__}"
+            _check_component(kind, cls, name, where)
+            for key in (name, *aliases):
+                previous = self.entries.get((kind, key))
+                if previous is not None:
+                    # The first registration (built-ins load first) keeps the plain name; the
+                    # newcomer stays selectable by its qualified name. Both are reported.
+                    self.conflicts.append(
+                        f"{kind} {key!r} is registered by {previous.distribution} and "
+                        f"{distribution}; {distribution}'s is available as '{distribution}:{key}'"
+                    )
+                    key = f"{distribution}:{key}"
+                self.entries[(kind, key)] = Entry(kind, key, cls, plugin, distribution)
+
+        return register
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(name for k, name in self.entries if k == kind)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(sorted(self.entries.values(), key=lambda e: (e.kind, e.name)))
+
+    def entry(self, kind: str, name: str, where: str = "") -> Entry:
+        try:
+            return self.entries[(kind, name)]
+        except KeyError:
+            others = [k for (k, n) in self.entries if n == name and k != kind]
+            hint = f"{name!r} is a {others[0]}, not a {kind}." if others else ""
+            failed = [f"{f}" for f in self.failures]
+            if failed:
+                hint += " Some plugins failed to load: " + "; ".join(failed)
+            raise UnknownComponentError(kind, name, self.names(kind), hint.strip(), where) from None
+
+    def create(self, kind: str, spec: str | Mapping[str, Any], where: str = "") -> Any:
+        """Instantiate a component from ``"name"`` or ``{"name": ..., **params}``.
+
+        ``where`` (e.g. ``"run.yaml:12: tnorm[2]"``) prefixes every error message.
+        """
+        prefix = f"{where}: " if where else ""
+        if isinstance(spec, str):
+            name, raw = spec, {}
+        elif isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
+            name, raw = spec["name"], {k: v for k, v in spec.items() if k != "name"}
+        else:
+            raise ConfigError(
+                f"{prefix}a {kind} is given as a name or as a mapping with a 'name' key "
+                f"(e.g. {{name: hamacher, p: 0.5}}), not {spec!r}"
+            )
+        entry = self.entry(kind, name, where)
+        try:
+            params = entry.cls.Params.model_validate(raw)
+        except ValidationError as exc:
+            raise ConfigError(prefix + describe_validation_error(exc, entry)) from None
+        return entry.cls(params)
+
+
+def describe_validation_error(exc: ValidationError, entry: Entry) -> str:
+    """One readable sentence per problem, naming the plugin and what it accepts."""
+    allowed = ", ".join(f"{k} ({_type_name(v)})" for k, v in entry.params.items()) or "no parameters"
+    problems = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(parameters)"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown parameter {key!r}")
+        else:
+            problems.append(f"parameter {key!r}: {err['msg']} (got {err.get('input')!r})")
+    return (
+        f"{entry.kind} {entry.name!r} (from {entry.distribution}): {'; '.join(problems)}. "
+        f"It accepts: {allowed}."
+    )
+
+
+def _type_name(schema: Mapping[str, Any]) -> str:
+    if "type" in schema:
+        return str(schema["type"])
+    if "anyOf" in schema:
+        return " | ".join(str(s.get("type", s.get("const", "?"))) for s in schema["anyOf"])
+    if "enum" in schema:
+        return " | ".join(repr(v) for v in schema["enum"])
+    return "value"
+
+
+def _check_component(kind: str, cls: type, name: Any, where: str) -> None:
+    if kind not in KINDS:
+        raise PluginContractError(f"{where}: unknown component kind {kind!r}")
+    if not isinstance(name, str) or not NAME.match(name):
+        raise PluginContractError(
+            f"{where}: name {name!r} must match [a-z][a-z0-9_]* (set a `name` class attribute)"
+        )
+    params = getattr(cls, "Params", None)
+    if not (isinstance(params, type) and issubclass(params, BaseModel)):
+        raise PluginContractError(f"{where}: `Params` must be a pydantic BaseModel subclass")
+    if params.model_config.get("extra") != "forbid":
+        raise PluginContractError(
+            f"{where}: `Params` must set model_config = ConfigDict(extra='forbid') so that a "
+            "misspelled parameter is an error, not silently ignored"
+        )
+    protocol = KINDS[kind][0]
+    protocols = (SetMetric, DataMetric) if kind == "metric" else (protocol,)
+    missing = [sorted(_members(p) - set(dir(cls))) for p in protocols]
+    if all(missing):
+        raise PluginContractError(
+            f"{where}: missing {', '.join(min(missing, key=len))} required by the "
+            f"{' or '.join(p.__name__ for p in protocols)} protocol (see evalkit.protocols)"
+        )
+
+
+def _members(protocol: type) -> set[str]:
+    """The attributes and methods a protocol requires (its own and inherited)."""
+    names: set[str] = set()
+    for klass in protocol.__mro__:
+        if klass is object or klass.__name__ in ("Protocol", "Generic"):
+            continue
+        names |= set(getattr(klass, "__annotations__", {}))
+        names |= {k for k, v in vars(klass).items() if callable(v) and not k.startswith("__")}
+        if "__call__" in vars(klass):
+            names.add("__call__")
+    return names
