@@ -1,0 +1,147 @@
+"""The run configuration: pydantic models for the YAML file, validated in two phases.
+
+Phase 1 (here) checks the structure. Phase 2 (:meth:`evalkit.registry.Registry.create`) resolves
+each component name and validates its parameters with the plugin's own ``Params`` model. Errors of
+both phases name the file, line and key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from evalkit.errors import ConfigError
+from evalkit.yamlfile import YamlDocument, load_yaml
+
+#: A component: ``"minimum"`` or ``{name: hamacher, p: 0.5}``.
+Spec = Union[str, dict[str, Any]]
+#: Any component field takes one spec or a list of them; a list is a comparison axis.
+Specs = Union[Spec, list[Spec]]
+#: Data: a path relative to the config file, inline rows, ``{classes, values, ids}``, or (from
+#: Python) a numpy array or LabelMatrix, passed through as is: checked by evalkit.sources.
+DataSource = Annotated[Any, Field(description="a path, inline rows, or {values, classes, ids}")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataConfig(_Strict):
+    reference: DataSource = Field(description="the reference (ground truth) labels")
+    systems: dict[str, DataSource] = Field(min_length=1, description="system name -> its predictions")
+    classes: list[str] | None = Field(None, description="evaluate only these classes, in this order")
+    clip: bool = Field(False, description="clip predictions outside [0, 1] instead of failing")
+
+
+class ReportConfig(_Strict):
+    formats: list[str] = Field(["markdown"], min_length=1, description="report writer names")
+    out: str = Field(description="path without suffix, relative to the config file")
+
+
+class RunConfig(_Strict):
+    name: str = ""
+    data: DataConfig
+    representation: Specs = "fuzzy"
+    tnorm: Specs = "minimum"
+    similarity: Specs | None = None
+    averaging: Specs = ["micro", "macro"]
+    metrics: list[Spec] = Field(["precision", "recall", "f1"], min_length=1)
+    zero_division: float | Literal["nan"] = Field(
+        0.0, description="value of an undefined ratio (0/0): 0, 1 or nan, as in scikit-learn"
+    )
+    report: ReportConfig | None = None
+
+    @field_validator("zero_division")
+    @classmethod
+    def _zero_division(cls, value: float | str) -> float:
+        value = math.nan if value == "nan" else float(value)
+        if not (math.isnan(value) or value in (0.0, 1.0)):
+            raise ValueError("must be 0, 1 or nan")
+        return value
+
+
+def as_list(specs: Specs | None) -> list[Spec]:
+    if specs is None:
+        return []
+    return specs if isinstance(specs, list) else [specs]
+
+
+class LoadedConfig:
+    """A validated config with the file it came from (for relative paths and error places)."""
+
+    def __init__(self, config: RunConfig, document: YamlDocument | None, base: Path) -> None:
+        self.config, self.document, self.base = config, document, base
+
+    def where(self, *path: Any) -> str:
+        return self.document.where(path) if self.document else ".".join(map(str, path))
+
+
+def load_config(source: str | Path | dict[str, Any] | RunConfig) -> LoadedConfig:
+    """Validate a config file, mapping, or model; paths in it are relative to the file."""
+    if isinstance(source, RunConfig):
+        return LoadedConfig(source, None, Path.cwd())
+    if isinstance(source, dict):
+        document, base = None, Path.cwd()
+        data = source
+    else:
+        path = Path(source)
+        document, base = load_yaml(path), path.resolve().parent
+        data = document.data
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"{path}: a config is a mapping with at least `data:` (reference and systems); "
+                f"this file holds {type(data).__name__}"
+            )
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, document)) from None
+    return LoadedConfig(config, document, base)
+
+
+def _describe(exc: ValidationError, document: YamlDocument | None) -> str:
+    """One line per wrong key; a union's per-branch errors are merged into one."""
+    problems: dict[tuple[str, str], list[str]] = {}
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not _is_union_branch(p))
+        place = document.where(loc) if document else "config"
+        key = ".".join(map(str, loc)) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            text = f"unknown key {key!r}" + (f". Did you mean {close[0]!r}?" if close else "")
+            text += f" Allowed here: {', '.join(allowed)}" if allowed else ""
+        elif err["type"] == "missing":
+            text = f"missing required key {key!r}"
+        else:
+            text = f"{key}: {err['msg'].removeprefix('Input should be ')}"
+            problems.setdefault((place, key), []).append(text)
+            continue
+        problems[(place, text)] = [text]
+    lines = []
+    for (place, key), texts in problems.items():
+        if len(texts) > 1:  # the branches of a union: "a valid string or a valid list"
+            texts = [f"{key}: should be " + " or ".join(t.split(": ", 1)[1] for t in texts)]
+        lines.append(f"{place}: {texts[0]}")
+    return "\n".join(lines)
+
+
+def _is_union_branch(part: Any) -> bool:
+    return isinstance(part, str) and ("[" in part or part in ("str", "list", "dict", "float", "literal"))
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    model: type[BaseModel] = RunConfig
+    for part in loc:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        annotation = getattr(field, "annotation", None)
+        candidates = [a for a in getattr(annotation, "__args__", (annotation,)) if isinstance(a, type)]
+        nested = [a for a in candidates if issubclass(a, BaseModel)]
+        if not nested:
+            return []
+        model = nested[0]
+    return list(model.model_fields)

@@ -1,0 +1,149 @@
+"""Label matrices: soft labels as (samples x classes) arrays, with their ids, classes and origin.
+
+Checks here give every bad value a place: the file, the sample (id or row) and the class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from evalkit.errors import DataError
+from evalkit.protocols import Array
+
+MAX_LISTED = 5
+
+
+@dataclass(frozen=True)
+class LabelMatrix:
+    """Memberships of shape (n_samples, n_classes), with sample ids when the source has them."""
+
+    values: Array
+    classes: tuple[str, ...]
+    ids: tuple[str, ...] | None = None
+    source: str = "<inline>"
+
+    def __post_init__(self) -> None:
+        values = self.values
+        if values.ndim != 2:
+            raise DataError(f"{self.source}: expected a 2-D (samples x classes) matrix, got shape {values.shape}")
+        if values.shape[1] != len(self.classes):
+            raise DataError(
+                f"{self.source}: {values.shape[1]} columns but {len(self.classes)} class names "
+                f"({', '.join(self.classes[:MAX_LISTED])}{', ...' if len(self.classes) > MAX_LISTED else ''})"
+            )
+        if self.ids is not None and len(self.ids) != len(values):
+            raise DataError(f"{self.source}: {len(values)} rows but {len(self.ids)} ids")
+
+    def where(self, row: int, col: int) -> str:
+        sample = f"sample {self.ids[row]!r} (row {row + 1})" if self.ids else f"row {row + 1}"
+        return f"{sample}, class {self.classes[col]!r}"
+
+    def select(self, classes: Sequence[str]) -> LabelMatrix:
+        """Keep only ``classes``, in that order; an unknown class is an error with suggestions."""
+        index = {c: i for i, c in enumerate(self.classes)}
+        missing = [c for c in classes if c not in index]
+        if missing:
+            import difflib
+
+            hints = [
+                f"{m!r}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(m, self.classes, 1)) else "")
+                for m in missing
+            ]
+            raise DataError(
+                f"{self.source}: no class {', '.join(hints)}; it has: {', '.join(self.classes)}"
+            )
+        columns = [index[c] for c in classes]
+        return replace(self, values=self.values[:, columns], classes=tuple(classes))
+
+    def check_memberships(self, clip: bool | None = None) -> tuple[LabelMatrix, int]:
+        """Reject NaN/inf always, and values outside [0, 1] unless ``clip``.
+
+        ``clip=None`` means clipping is not offered (references are never clipped).
+
+        Returns the (possibly clipped) matrix and how many values were clipped. One min and one
+        max over the array decide; only a failing array is searched for the offending cells.
+        """
+        values = self.values
+        if values.size == 0:
+            raise DataError(f"{self.source}: no data (shape {values.shape}); give at least one sample and one class")
+        lo, hi = values.min(), values.max()
+        if np.isnan(lo) or np.isnan(hi) or np.isinf(lo) or np.isinf(hi):
+            bad = np.argwhere(~np.isfinite(values))
+            raise DataError(
+                f"{self.source}: {len(bad)} value(s) are NaN or infinite, first at "
+                f"{self._places(bad)}; fix or remove those samples"
+            )
+        if lo >= 0 and hi <= 1:
+            return self, 0
+        bad = np.argwhere((values < 0) | (values > 1))
+        if not clip:
+            first = tuple(bad[0])
+            advice = (
+                "set `clip: true` under `data:` (or clip=True) to clip predictions, e.g. outputs "
+                "of systems trained with MSE" if clip is False else "fix the reference labels"
+            )
+            raise DataError(
+                f"{self.source}: {len(bad)} value(s) outside [0, 1], first {values[first]:g} at "
+                f"{self._places(bad)}. Memberships must lie in [0, 1]; {advice}"
+            )
+        return replace(self, values=np.clip(values, 0, 1)), len(bad)
+
+    def _places(self, bad: np.ndarray) -> str:
+        shown = "; ".join(self.where(int(r), int(c)) for r, c in bad[:MAX_LISTED])
+        return shown + (f"; and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else "")
+
+
+def align(reference: LabelMatrix, prediction: LabelMatrix) -> LabelMatrix:
+    """The prediction with its rows in the reference's order (by id when both have ids) and its
+    columns in the reference's class order. A missing or extra id or class is an error naming it.
+    """
+    if set(prediction.classes) != set(reference.classes):
+        missing = [c for c in reference.classes if c not in prediction.classes]
+        extra = [c for c in prediction.classes if c not in reference.classes]
+        raise DataError(
+            f"{prediction.source}: classes differ from the reference {reference.source}: "
+            + "; ".join(
+                part
+                for part in (
+                    f"missing {', '.join(map(repr, missing))}" if missing else "",
+                    f"not in the reference {', '.join(map(repr, extra))}" if extra else "",
+                )
+                if part
+            )
+            + ". Select common classes with `classes:` under `data:`"
+        )
+    if prediction.classes != reference.classes:
+        prediction = prediction.select(reference.classes)
+    if reference.ids is not None and prediction.ids is not None:
+        if prediction.ids != reference.ids:
+            prediction = _reorder(reference, prediction)
+    elif len(prediction.values) != len(reference.values):
+        raise DataError(
+            f"{prediction.source}: {len(prediction.values)} samples, but the reference "
+            f"{reference.source} has {len(reference.values)}; without ids on both sides rows are "
+            "matched by position, so the counts must agree"
+        )
+    return prediction
+
+
+def _reorder(reference: LabelMatrix, prediction: LabelMatrix) -> LabelMatrix:
+    for m in (reference, prediction):
+        if len(set(m.ids)) != len(m.ids):
+            seen: set[str] = set()
+            dup = next(i for i in m.ids if i in seen or seen.add(i))
+            raise DataError(f"{m.source}: sample id {dup!r} appears more than once")
+    position = {sample: row for row, sample in enumerate(prediction.ids)}
+    missing = [i for i in reference.ids if i not in position]
+    extra = [i for i in prediction.ids if i not in set(reference.ids)]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing {len(missing)} reference id(s): {', '.join(map(repr, missing[:MAX_LISTED]))}")
+        if extra:
+            parts.append(f"{len(extra)} id(s) not in the reference: {', '.join(map(repr, extra[:MAX_LISTED]))}")
+        raise DataError(f"{prediction.source}: " + "; ".join(parts) + f" (reference: {reference.source})")
+    rows = np.fromiter((position[i] for i in reference.ids), dtype=np.intp, count=len(reference.ids))
+    return replace(prediction, values=prediction.values[rows], ids=reference.ids)

@@ -1,0 +1,112 @@
+"""The cardinality table, the currency of evalkit, and its mergeable summary.
+
+A representation fills, for each (sample, class) cell, ``|G|``, ``|P|`` and ``|G ∩ P|``. The
+engine never keeps the whole table: each chunk is reduced at once to a :class:`Summary` (column
+sums per class, and per-sample metric sums when an averaging needs them). Summaries merge by
+``+``, exactly and associatively, so chunks can be streamed or computed anywhere.
+
+Accuracy: every sum is taken in float64, whatever the input's precision: each chunk of at most
+:data:`CHUNK_ROWS` rows is cast to float64 (in cache) and summed by a BLAS product with a ones
+vector. Summing float32 in float32 instead would be about 40% faster per sum but loses up to
+~1e-6 relative accuracy (measured on 1000 x 7 uniform values), which we do not accept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from evalkit.errors import PluginContractError
+from evalkit.protocols import Array, SetMetric
+
+#: Rows per chunk: small enough that a chunk stays in cache, large enough that per-chunk Python
+#: overhead is negligible.
+CHUNK_ROWS = 16384
+
+
+@dataclass(frozen=True)
+class CardinalityTable:
+    """``|G|``, ``|P|`` and ``|G ∩ P|`` for each (sample, class) cell, each of shape (n, C)."""
+
+    ref: Array
+    pred: Array
+    inter: Array
+
+    def check(self, shape: tuple[int, int], who: str) -> None:
+        """Cheap vectorized checks at the plugin boundary: shape, finite, non-negative."""
+        for column in ("ref", "pred", "inter"):
+            values = getattr(self, column)
+            if not isinstance(values, np.ndarray) or values.shape != shape:
+                got = getattr(values, "shape", type(values).__name__)
+                raise PluginContractError(
+                    f"{who} returned {column} of shape {got}; expected {shape} (samples x classes)"
+                )
+            if values.size and not (values.min() >= 0 and np.isfinite(values.max())):
+                raise PluginContractError(
+                    f"{who} returned {column} with negative, NaN or infinite cardinalities; "
+                    "cardinalities must be finite and >= 0"
+                )
+
+
+def divide(num: Array, den: Array, zero_division: float) -> Array:
+    """``num / den`` with ``zero_division`` wherever ``den == 0`` (scikit-learn's convention)."""
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, zero_division, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def column_sums(values: Array) -> Array:
+    """Per-class sums of an (n, C) array, in float64 (see the module note on accuracy)."""
+    total = np.zeros(values.shape[1], dtype=np.float64)
+    for start in range(0, len(values), CHUNK_ROWS):
+        block = values[start : start + CHUNK_ROWS]
+        total += np.ones(len(block)) @ block.astype(np.float64, copy=False)
+    return total
+
+
+@dataclass
+class Summary:
+    """Sufficient statistics of a cardinality table for every averaging scheme.
+
+    ``ref``, ``pred``, ``inter``: per-class sums (C,). ``sample_sums[metric]`` (keyed by the metric instance): the sum of its
+    per-sample values and how many were defined (NaN under ``zero_division=nan``
+    is excluded, as scikit-learn does).
+    """
+
+    ref: Array
+    pred: Array
+    inter: Array
+    n_samples: int
+    sample_sums: dict[SetMetric, Array] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, table: CardinalityTable, sample_metrics: Iterable[SetMetric], zero_division: float
+    ) -> Summary:
+        sample_sums = {}
+        if sample_metrics:
+            ones = np.ones(table.ref.shape[1])
+            per_sample = [c.astype(np.float64, copy=False) @ ones for c in (table.ref, table.pred, table.inter)]
+            for metric in sample_metrics:
+                values = divide(*metric.ratio(*per_sample), zero_division)
+                defined = ~np.isnan(values)
+                sample_sums[metric] = np.array([values[defined].sum(), defined.sum()])
+        return cls(
+            column_sums(table.ref),
+            column_sums(table.pred),
+            column_sums(table.inter),
+            len(table.ref),
+            sample_sums,
+        )
+
+    def __add__(self, other: Summary) -> Summary:
+        return Summary(
+            self.ref + other.ref,
+            self.pred + other.pred,
+            self.inter + other.inter,
+            self.n_samples + other.n_samples,
+            {k: v + other.sample_sums[k] for k, v in self.sample_sums.items()},
+        )
