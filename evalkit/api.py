@@ -1,0 +1,133 @@
+"""The Python API: :func:`evaluate` for one computation, :func:`run` for a whole config."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalkit.config import RunConfig, Spec, as_list, load_config
+from evalkit.data import LabelMatrix, align
+from evalkit.engine import Plan, Progress, resolve, score_system
+from evalkit.errors import ConfigError
+from evalkit.plugins import default_registry
+from evalkit.registry import Registry
+from evalkit.results import Results
+from evalkit.sources import load_source
+
+
+def evaluate(
+    reference: Any,
+    prediction: Any,
+    *,
+    representation: Spec = "fuzzy",
+    tnorm: Spec = "minimum",
+    similarity: Spec | None = None,
+    averaging: Spec = "micro",
+    metrics: Sequence[Spec] = ("precision", "recall", "f1"),
+    zero_division: float = 0.0,
+    classes: Sequence[str] | None = None,
+    clip: bool = False,
+    registry: Registry | None = None,
+) -> dict[str, float | np.ndarray]:
+    """One computation: metric label -> value (a per-class array for ``averaging="none"``).
+
+    ``reference`` and ``prediction`` are (samples x classes) array-likes (a 1-D array is one
+    class) or :class:`~evalkit.data.LabelMatrix`. Components are names or ``{"name": ..., **params}``.
+    """
+    for key, value in (("representation", representation), ("tnorm", tnorm), ("averaging", averaging)):
+        if isinstance(value, list):
+            raise ConfigError(f"evaluate(): {key} takes one component; use evalkit.run() to compare several")
+    registry = registry or default_registry()
+    config = RunConfig.model_validate({
+        "data": {"reference": "-", "systems": {"-": "-"}},
+        "representation": representation, "tnorm": tnorm, "similarity": similarity,
+        "averaging": averaging, "metrics": list(metrics), "zero_division": zero_division,
+    })
+    plan = make_plan(config, registry, lambda *path: f"evaluate(): {path[0]}")
+    ref = load_source(reference, base=Path.cwd(), where="reference", registry=registry, classes=classes)
+    pred = load_source(prediction, base=Path.cwd(), where="prediction", registry=registry, classes=classes)
+    ref, pred, _ = prepare(ref, pred, clip)
+    rows = score_system("-", ref.values, pred.values, plan, ref.classes)
+    values: dict[str, Any] = {}
+    for row in rows:
+        if row.class_ is None:
+            values[row.metric] = row.value
+        else:
+            values.setdefault(row.metric, []).append(row.value)
+    return {k: np.array(v) if isinstance(v, list) else v for k, v in values.items()}
+
+
+def make_plan(config: RunConfig, registry: Registry, where) -> Plan:
+    def axis(kind: str, key: str, specs) -> list:
+        listed = isinstance(specs, list)
+        return resolve(registry, kind, as_list(specs), lambda i: where(key, i) if listed else where(key))
+
+    return Plan(
+        representations=axis("representation", "representation", config.representation),
+        tnorms=axis("tnorm", "tnorm", config.tnorm),
+        similarities=axis("similarity", "similarity", config.similarity),
+        averagings=axis("averaging", "averaging", config.averaging),
+        metrics=axis("metric", "metrics", config.metrics),
+        zero_division=config.zero_division,
+    )
+
+
+def prepare(reference: LabelMatrix, prediction: LabelMatrix, clip: bool) -> tuple[LabelMatrix, LabelMatrix, int]:
+    """Check memberships, align the prediction to the reference; returns the clipped count."""
+    reference, _ = reference.check_memberships()
+    prediction = align(reference, prediction)
+    prediction, clipped = prediction.check_memberships(clip=clip)
+    return reference, prediction, clipped
+
+
+def run(
+    config: str | Path | dict[str, Any] | RunConfig,
+    *,
+    registry: Registry | None = None,
+    progress: Progress | None = None,
+    write_reports: bool = True,
+) -> Results:
+    """A whole run from a YAML file (or its mapping): every system, every combination."""
+    registry = registry or default_registry()
+    loaded = load_config(config)
+    cfg = loaded.config
+    plan = make_plan(cfg, registry, loaded.where)
+    data = cfg.data
+    reference = load_source(
+        data.reference, base=loaded.base, where=loaded.where("data", "reference"),
+        registry=registry, classes=data.classes,
+    )
+    reference, _ = reference.check_memberships()
+    rows, notes = [], []
+    for system, source in data.systems.items():
+        prediction = load_source(
+            source, base=loaded.base, where=loaded.where("data", "systems", system),
+            registry=registry, classes=data.classes,
+        )
+        ref, pred, clipped = prepare(reference, prediction, data.clip)
+        if clipped:
+            notes.append(f"{system}: {clipped} prediction value(s) outside [0, 1] were clipped (clip: true)")
+        rows += score_system(system, ref.values, pred.values, plan, ref.classes, progress)
+    results = Results(rows, cfg.name, notes, cfg.model_dump(mode="json", fallback=_describe_value))
+    if write_reports and cfg.report:
+        write_report(results, cfg.report.formats, loaded.base / cfg.report.out, registry, loaded.where("report", "formats"))
+    return results
+
+
+def _describe_value(value: Any) -> str:
+    """How in-memory data given from Python appears in a report's config."""
+    return f"<{type(value).__name__} of shape {getattr(value, 'shape', '?')}>"
+
+
+def write_report(results: Results, formats: Sequence[str], out: Path, registry: Registry, where: str = "") -> list[Path]:
+    writers = [registry.create("report_writer", name, where) for name in formats]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for writer in writers:
+        path = out.with_name(out.name + writer.suffix)
+        path.write_text(writer.render(results), encoding="utf-8")
+        written.append(path)
+    return written

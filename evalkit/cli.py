@@ -1,0 +1,119 @@
+"""The command line: ``evalkit run``, ``evalkit validate``, ``evalkit plugins``.
+
+Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exit status 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table as RichTable
+
+from evalkit import __version__
+from evalkit.api import make_plan, run as run_config
+from evalkit.config import load_config
+from evalkit.errors import EvalkitError
+from evalkit.pivot import tables
+from evalkit.plugins import default_registry
+
+FORMATS = ("table", "json", "csv", "markdown")
+
+
+def friendly(command):
+    """Turn evalkit's errors into ``error: <message>`` on stderr and exit status 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except EvalkitError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+@click.group()
+@click.version_option(__version__, prog_name="evalkit")
+def main() -> None:
+    """Precision, recall and F-score beyond exact matching."""
+
+
+@main.command()
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", help="What to print on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@friendly
+def run(config: Path, fmt: str, quiet: bool) -> None:
+    """Run CONFIG (YAML) and print the results side by side."""
+    console = Console()
+    show = not quiet and fmt == "table" and Console(stderr=True).is_terminal
+    if show:
+        with Progress(
+            TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True,
+        ) as bar:
+            task = bar.add_task("rows", total=None)
+            results = run_config(config, progress=lambda n: bar.advance(task, n))
+    else:
+        results = run_config(config)
+    if fmt == "table":
+        for table in tables(results):
+            console.print(_rich(table))
+        for note in results.notes:
+            console.print(f"note: {note}")
+    else:
+        writer = default_registry().create("report_writer", fmt)
+        click.echo(writer.render(results), nl=False)
+
+
+def _rich(table) -> RichTable:
+    out = RichTable(title=table.title, title_justify="left")
+    for i, name in enumerate(table.header):
+        out.add_column(name, justify="left" if i < table.n_index else "right")
+    for row in table.rows:
+        out.add_row(*row)
+    return out
+
+
+@main.command()
+@click.argument("config", type=click.Path(path_type=Path))
+@friendly
+def validate(config: Path) -> None:
+    """Check CONFIG without running it: structure, component names and parameters."""
+    loaded = load_config(config)
+    make_plan(loaded.config, default_registry(), loaded.where)
+    click.echo(f"{config}: ok")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+def plugins(fmt: str) -> None:
+    """List every registered component with its distribution, summary and parameters."""
+    registry = default_registry()
+    entries = [
+        {
+            "kind": e.kind, "name": e.name, "distribution": e.distribution, "plugin": e.plugin,
+            "summary": e.summary, "params": e.params,
+        }
+        for e in registry
+    ]
+    problems = [str(f) for f in registry.failures] + registry.conflicts
+    if fmt == "json":
+        click.echo(json.dumps({"components": entries, "problems": problems}, indent=2))
+        return
+    table = RichTable(title="Registered components", title_justify="left")
+    for column in ("kind", "name", "distribution", "parameters", "summary"):
+        table.add_column(column)
+    for e in entries:
+        params = ", ".join(f"{k}={v.get('default', '?')}" for k, v in e["params"].items())
+        table.add_row(e["kind"], e["name"], e["distribution"], params, e["summary"])
+    Console().print(table)
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)

@@ -1,0 +1,147 @@
+"""The engine: resolve components once, then reduce each system's data chunk by chunk.
+
+For every system and every combination of the comparison axes, the representation fills the
+cardinality table one chunk of rows at a time and the chunk is at once reduced to a
+:class:`~evalkit.table.Summary`; averagings and metrics then read the merged summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evalkit.errors import ConfigError
+from evalkit.protocols import DataMetric, SetMetric
+from evalkit.registry import Registry
+from evalkit.results import Row
+from evalkit.table import CHUNK_ROWS, Summary
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Component:
+    """A component instance with its display label and the distribution it came from."""
+
+    label: str
+    obj: Any
+    kind: str
+    distribution: str
+
+    @property
+    def who(self) -> str:
+        return f"{self.kind} {self.label!r} (from {self.distribution})"
+
+
+def resolve(registry: Registry, kind: str, specs: Sequence[Any], where: Callable[[int], str]) -> list[Component]:
+    """Create each spec's component once; ``where(i)`` names the spec's place in the config."""
+    components = []
+    for index, spec in enumerate(specs):
+        obj = registry.create(kind, spec, where(index))
+        entry = registry.entry(kind, spec if isinstance(spec, str) else spec["name"])
+        components.append(Component(label_of(obj), obj, kind, entry.distribution))
+    labels = [c.label for c in components]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise ConfigError(f"{where(labels.index(duplicates[0]))}: {kind} {duplicates[0]!r} is listed twice")
+    return components
+
+
+def label_of(component: Any) -> str:
+    """``name``, or ``name(key=value, ...)`` with the parameters that were given."""
+    given = component.params.model_dump(exclude_unset=True) if hasattr(component, "params") else {}
+    if not given:
+        return component.name
+    return f"{component.name}({', '.join(f'{k}={v}' for k, v in given.items())})"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The resolved comparison axes of a run."""
+
+    representations: list[Component]
+    tnorms: list[Component]
+    similarities: list[Component]
+    averagings: list[Component]
+    metrics: list[Component]
+    zero_division: float
+
+    @property
+    def set_metrics(self) -> list[Component]:
+        return [m for m in self.metrics if isinstance(m.obj, SetMetric)]
+
+    @property
+    def data_metrics(self) -> list[Component]:
+        return [m for m in self.metrics if isinstance(m.obj, DataMetric)]
+
+    def combinations(self) -> Iterable[tuple[Component, Component | None, Component | None]]:
+        """(representation, tnorm, similarity) triples; an unused axis is not varied."""
+        for rep in self.representations:
+            uses = rep.obj.uses
+            if "similarity" in uses and not self.similarities:
+                raise ConfigError(f"{rep.who} needs a similarity; add `similarity:` to the config")
+            if "tnorm" in uses and not self.tnorms:
+                raise ConfigError(f"{rep.who} needs a T-norm; add `tnorm:` to the config")
+            for tnorm in self.tnorms if "tnorm" in uses else [None]:
+                for similarity in self.similarities if "similarity" in uses else [None]:
+                    yield rep, tnorm, similarity
+
+    def work(self, n_rows: int) -> int:
+        """Rows to process for one system, for progress bars."""
+        return n_rows * (sum(1 for _ in self.combinations()) + (1 if self.data_metrics else 0))
+
+
+def score_system(
+    system: str, reference: np.ndarray, prediction: np.ndarray, plan: Plan, classes: Sequence[str],
+    progress: Progress | None = None,
+) -> list[Row]:
+    """Every row for one system: each combination of the axes, then the data metrics."""
+    rows: list[Row] = []
+    sample_metrics = list({
+        id(m): m for avg in plan.averagings for m in avg.obj.sample_metrics([c.obj for c in plan.set_metrics])
+    }.values())
+    for rep, tnorm, similarity in plan.combinations():
+        summary = summarize(rep, reference, prediction, tnorm, similarity, sample_metrics, plan.zero_division, progress)
+        names = (system, rep.label, similarity and similarity.label, tnorm and tnorm.label)
+        for avg in plan.averagings:
+            for metric in plan.set_metrics:
+                value = avg.obj.reduce(summary, metric.obj, plan.zero_division)
+                if np.ndim(value):
+                    rows += [Row(*names, avg.label, metric.label, float(v), c) for c, v in zip(classes, value)]
+                else:
+                    rows.append(Row(*names, avg.label, metric.label, float(value)))
+    for metric in plan.data_metrics:
+        state = sum(
+            metric.obj.update(reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS])
+            for s in _chunks(len(reference), progress)
+        )
+        rows.append(Row(system, None, None, None, None, metric.label, float(metric.obj.compute(state))))
+    return rows
+
+
+def summarize(
+    rep: Component, reference: np.ndarray, prediction: np.ndarray, tnorm: Component | None,
+    similarity: Component | None, sample_metrics: list[SetMetric], zero_division: float,
+    progress: Progress | None = None,
+) -> Summary:
+    """Fill and reduce the cardinality table chunk by chunk; chunk summaries merge by ``+``."""
+    total = None
+    for start in _chunks(len(reference), progress):
+        ref, pred = reference[start : start + CHUNK_ROWS], prediction[start : start + CHUNK_ROWS]
+        table = rep.obj.cardinalities(
+            ref, pred, tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj
+        )
+        table.check(ref.shape, rep.who + (f" with {tnorm.who}" if tnorm else ""))
+        part = Summary.of(table, sample_metrics, zero_division)
+        total = part if total is None else total + part
+    return total
+
+
+def _chunks(n_rows: int, progress: Progress | None) -> Iterable[int]:
+    for start in range(0, n_rows, CHUNK_ROWS):
+        yield start
+        if progress:
+            progress(min(CHUNK_ROWS, n_rows - start))

@@ -1,0 +1,60 @@
+"""Side-by-side tables from tidy rows: T-norms down, averaging x metric across.
+
+Terminal output and the Markdown report both render these plain tables.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalkit.results import Results, Row
+
+INDEX = ("system", "representation", "similarity", "tnorm")
+
+
+@dataclass
+class Table:
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    n_index: int  # the leading label columns; the rest hold numbers
+
+
+def fmt(value: float) -> str:
+    return "undefined" if math.isnan(value) else f"{value:.4f}"
+
+
+def tables(results: Results) -> list[Table]:
+    """The averaged metrics side by side, then per-class values, then data metrics."""
+    averaged = [r for r in results.rows if r.averaging is not None and r.class_ is None]
+    per_class = [r for r in results.rows if r.class_ is not None]
+    data = [r for r in results.rows if r.averaging is None]
+    out = []
+    if averaged:
+        out.append(_pivot("Set metrics", averaged, lambda r: f"{r.averaging} {r.metric}"))
+    if per_class:
+        out.append(_pivot("Per class", per_class, lambda r: r.class_, extra=("averaging", "metric")))
+    if data:
+        out.append(_pivot("Data metrics", data, lambda r: r.metric, index=("system",)))
+    return out
+
+
+def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), index: Sequence[str] = INDEX) -> Table:
+    keys = [*index, *extra]
+    # Drop index columns that are empty everywhere (e.g. no similarity in a soft-label run).
+    keys = [k for k in keys if any(getattr(r, k) is not None for r in rows)]
+    columns = list(dict.fromkeys(column(r) for r in rows))
+    cells: dict[tuple, dict[str, str]] = {}
+    for r in rows:
+        cells.setdefault(tuple(getattr(r, k) or "—" for k in keys), {})[column(r)] = fmt(r.value)
+    body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
+    return Table(title, [*keys, *columns], body, len(keys))
+
+
+def markdown(table: Table) -> str:
+    align = ["---"] * table.n_index + ["---:"] * (len(table.header) - table.n_index)
+    lines = [f"### {table.title}", "", "| " + " | ".join(table.header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in table.rows]
+    return "\n".join(lines)
