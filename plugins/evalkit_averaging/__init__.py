@@ -1,0 +1,144 @@
+"""Averaging schemes: scikit-learn's micro, macro, weighted, samples and none, and the
+"metric of averaged P and R" variants (macro_pr, samples_pr).
+
+Each reduces a :class:`evalkit.table.Summary`. Undefined ratios take ``zero_division``; a NaN
+(``zero_division=nan``) is left out of a mean, as scikit-learn's ``_nanaverage`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from evalkit import hookimpl
+from evalkit.protocols import Array, NoParams, SetMetric
+from evalkit.table import Summary, divide
+
+
+@hookimpl
+def evalkit_register_averagings(register):
+    for cls in (Micro, Macro, Weighted, Samples, PerClass, MacroPR, SamplesPR):
+        register(cls)
+
+
+def per_class(summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+    return divide(*metric.ratio(summary.ref, summary.pred, summary.inter), zero_division)
+
+
+def nan_average(values: Array, weights: Array | None = None) -> float:
+    """Mean of the defined values; weights that sum to zero fall back to the plain mean."""
+    defined = ~np.isnan(values)
+    if not defined.any():
+        return float("nan")
+    if weights is not None and weights[defined].sum() > 0:
+        return float(np.average(values[defined], weights=weights[defined]))
+    return float(values[defined].mean())
+
+
+class _ClassAveraging:
+    Params = NoParams
+
+    def __init__(self, params: NoParams) -> None:
+        self.params = params
+
+    def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
+        return ()
+
+
+class Micro(_ClassAveraging):
+    """Sum |G|, |P| and |G ∩ P| over every cell, then take the ratio."""
+
+    name = "micro"
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+        totals = (summary.ref.sum(), summary.pred.sum(), summary.inter.sum())
+        return float(divide(*metric.ratio(*totals), zero_division))
+
+
+class Macro(_ClassAveraging):
+    """The ratio per class (summed over samples), then the unweighted mean over classes."""
+
+    name = "macro"
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+        return nan_average(per_class(summary, metric, zero_division))
+
+
+class Weighted(_ClassAveraging):
+    """Like macro, weighted by each class's reference cardinality (its support)."""
+
+    name = "weighted"
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+        return nan_average(per_class(summary, metric, zero_division), weights=summary.ref)
+
+
+class PerClass(_ClassAveraging):
+    """No averaging: one value per class, in class order."""
+
+    name = "none"
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+        return per_class(summary, metric, zero_division)
+
+
+class Samples(_ClassAveraging):
+    """The ratio per sample (summed over classes), then the mean over samples."""
+
+    name = "samples"
+
+    def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
+        return metrics
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+        return sample_mean(summary, metric)
+
+
+def sample_mean(summary: Summary, metric: SetMetric) -> float:
+    total, defined = summary.sample_sums[metric]
+    return float(total / defined) if defined else float("nan")
+
+
+class _Ratio:
+    """A bare set ratio, so these averagings need no other plugin."""
+
+    def __init__(self, name: str, ratio) -> None:
+        self.name, self.ratio = name, ratio
+
+
+PRECISION = _Ratio("precision", lambda ref, pred, inter: (inter, pred))
+RECALL = _Ratio("recall", lambda ref, pred, inter: (inter, ref))
+
+
+def of_averaged_pr(p: float, r: float, metric: SetMetric, zero_division: float) -> float:
+    """The metric of an averaged precision p and recall r.
+
+    Every set metric is a function of P and R alone: with |G ∩ P| = 1, |P| = 1/p, |G| = 1/r it
+    gives P = p, R = r, F1 = 2pr/(p + r), Fβ and Jaccard likewise (p or r = 0 gives 0).
+    """
+    with np.errstate(divide="ignore"):
+        ref, pred = np.float64(1) / r, np.float64(1) / p
+    return float(divide(*metric.ratio(ref, pred, np.float64(1)), zero_division))
+
+
+class MacroPR(_ClassAveraging):
+    """The metric of macro-averaged P and R (F = harmonic mean of macro-P and macro-R)."""
+
+    name = "macro_pr"
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+        p, r = (nan_average(per_class(summary, m, zero_division)) for m in (PRECISION, RECALL))
+        return of_averaged_pr(p, r, metric, zero_division)
+
+
+class SamplesPR(_ClassAveraging):
+    """The metric of samples-averaged P and R (F = harmonic mean of samples-P and samples-R)."""
+
+    name = "samples_pr"
+
+    def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
+        return (PRECISION, RECALL)
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+        p, r = (sample_mean(summary, m) for m in (PRECISION, RECALL))
+        return of_averaged_pr(p, r, metric, zero_division)

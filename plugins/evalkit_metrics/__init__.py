@@ -1,0 +1,106 @@
+"""Set metrics as ratios of the three cardinalities, and the KL divergence on the raw data.
+
+Precision, recall and F as in Harju & Mesaros, "Evaluating classification systems against soft
+labels with fuzzy precision and recall", eq. 1; Jaccard = |G∩P| / (|G| + |P| − |G∩P|).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalkit import hookimpl
+from evalkit.protocols import Array, NoParams
+
+
+@hookimpl
+def evalkit_register_metrics(register):
+    for cls in (Precision, Recall, F1, FBeta, Jaccard, KLDivergence):
+        register(cls)
+
+
+class _Metric:
+    Params = NoParams
+
+    def __init__(self, params: BaseModel) -> None:
+        self.params = params
+
+
+class Precision(_Metric):
+    """|G ∩ P| / |P|: how much of the prediction is in the reference."""
+
+    name = "precision"
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        return inter, pred
+
+
+class Recall(_Metric):
+    """|G ∩ P| / |G|: how much of the reference is predicted."""
+
+    name = "recall"
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        return inter, ref
+
+
+class F1(_Metric):
+    """2 |G ∩ P| / (|G| + |P|): the harmonic mean of precision and recall."""
+
+    name = "f1"
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        return 2 * inter, ref + pred
+
+
+class FBetaParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall over precision")
+
+
+class FBeta(_Metric):
+    """(1 + β²) |G ∩ P| / (β² |G| + |P|): recall weighted β times as much as precision."""
+
+    name = "fbeta"
+    Params = FBetaParams
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        beta2 = self.params.beta**2
+        return (1 + beta2) * inter, beta2 * ref + pred
+
+
+class Jaccard(_Metric):
+    """|G ∩ P| / (|G| + |P| − |G ∩ P|): intersection over union."""
+
+    name = "jaccard"
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        # Clipped at 0: rounding may leave |G| + |P| − |G∩P| a hair below zero when all are ~0.
+        return inter, np.maximum(ref + pred - inter, 0)
+
+
+class KLDParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    eps: float = Field(1e-7, gt=0, lt=0.5, description="both sides are clipped to [eps, 1 - eps]")
+
+
+class KLDivergence(_Metric):
+    """Mean binary KL(y ‖ ŷ) over all cells, reference first, natural log.
+
+    KL = y ln(y/ŷ) + (1−y) ln((1−y)/(1−ŷ)) with y and ŷ clipped to [eps, 1−eps] (eps = 1e-7),
+    as Harju & Mesaros report beside soft F. Lower is better; it ignores T-norm and averaging.
+    """
+
+    name = "kld"
+    Params = KLDParams
+
+    def update(self, reference: Array, prediction: Array) -> Array:
+        eps = self.params.eps
+        y = np.clip(reference, eps, 1 - eps, dtype=np.float64)
+        p = np.clip(prediction, eps, 1 - eps, dtype=np.float64)
+        kl = y * np.log(y / p) + (1 - y) * np.log((1 - y) / (1 - p))
+        return np.array([kl.sum(), kl.size], dtype=np.float64)
+
+    def compute(self, state: Array) -> float:
+        total, count = state
+        return float(total / count) if count else float("nan")

@@ -1,0 +1,62 @@
+"""Report writers: Markdown (side-by-side tables), JSON and CSV (tidy rows)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from evalkit import hookimpl
+from evalkit.pivot import markdown, tables
+from evalkit.protocols import NoParams
+from evalkit.results import COLUMNS, Results
+
+
+@hookimpl
+def evalkit_register_report_writers(register):
+    for cls in (MarkdownWriter, JsonWriter, CsvWriter):
+        register(cls)
+
+
+class _Writer:
+    Params = NoParams
+
+    def __init__(self, params: NoParams) -> None:
+        self.params = params
+
+
+class MarkdownWriter(_Writer):
+    """Side-by-side Markdown tables: T-norms down, averaging x metric across."""
+
+    name = "markdown"
+    suffix = ".md"
+
+    def render(self, results: Results) -> str:
+        parts = [f"# {results.name or 'evalkit results'}", ""]
+        parts += [markdown(table) + "\n" for table in tables(results)]
+        parts += [f"- {note}" for note in results.notes]
+        return "\n".join(parts).rstrip() + "\n"
+
+
+class JsonWriter(_Writer):
+    """Tidy rows as JSON: {"rows": [...], "notes": [...], "config": {...}}."""
+
+    name = "json"
+    suffix = ".json"
+
+    def render(self, results: Results) -> str:
+        return json.dumps(results.as_dict(), indent=2) + "\n"
+
+
+class CsvWriter(_Writer):
+    """Tidy rows as CSV, one row per value."""
+
+    name = "csv"
+    suffix = ".csv"
+
+    def render(self, results: Results) -> str:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(row.as_dict() for row in results.rows)
+        return buffer.getvalue()
