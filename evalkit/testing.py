@@ -1,0 +1,332 @@
+"""The plugin author kit: reusable checks that a plugin's own tests call.
+
+Each public ``check_*`` function takes one component instance, runs every property its kind
+must satisfy on whole numpy arrays, and raises :class:`AssertionError` at the first failure,
+naming the component (its name and parameters), the property and the first offending inputs::
+
+    from evalkit.testing import check_tnorm
+
+    def test_my_tnorm_is_a_tnorm():
+        check_tnorm(MyTNorm(MyTNorm.Params(p=0.5)))
+
+The checks of one kind are small functions listed in a tuple (``TNORM_CHECKS``); a new
+property is a new function added there, and a new kind gets its own ``check_<kind>`` and tuple.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TNORM_CHECKS", "TNormGrid", "check_tnorm", "describe"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def describe(component: Any) -> str:
+    """``name(key=value, ...)`` of a component, for failure messages.
+
+    Args:
+        component: a component instance; its parameters are read from ``component.params``
+            when it keeps them (as the built-in plugins do).
+
+    Returns:
+        The component's name, followed by its parameters if it has any.
+    """
+    name = getattr(component, "name", type(component).__name__)
+    params = getattr(component, "params", None)
+    values = params.model_dump() if hasattr(params, "model_dump") else {}
+    if not values:
+        return str(name)
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
+
+
+def _first(bad: np.ndarray, **arrays: np.ndarray) -> str:
+    """``key=value, ...`` of the first element where ``bad`` is true, from broadcastable arrays."""
+    index = tuple(np.argwhere(bad)[0])
+    shape = np.shape(bad)
+    values = {k: np.broadcast_to(v, shape)[index] for k, v in arrays.items()}
+    return ", ".join(f"{k}={float(v)!r}" for k, v in values.items())
+
+
+def _fail(component: Any, kind: str, message: str) -> None:
+    raise AssertionError(f"{kind} {describe(component)}: {message}")
+
+
+# ---------------------------------------------------------------------------------------------
+# T-norms
+# ---------------------------------------------------------------------------------------------
+
+#: Values every T-norm check includes: the bounds, the smallest normal and subnormal numbers,
+#: the neighbours of 0 and 1, and a few ordinary points.
+SPECIAL_VALUES = np.array(
+    [
+        0.0,
+        1.0,
+        0.5,
+        5e-324,
+        np.finfo(np.float64).tiny,
+        1e-300,
+        np.finfo(np.float64).eps,
+        1e-8,
+        0.1,
+        0.25,
+        1 / 3,
+        2 / 3,
+        0.75,
+        0.9,
+        1 - 1e-8,
+        np.nextafter(1.0, 0.0),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class TNormGrid:
+    """The inputs of the T-norm checks.
+
+    Attributes:
+        values: sorted distinct values in [0, 1], exact 0 and 1 included; the pairwise checks
+            evaluate T on all ``values × values``.
+        triples: three equal-length arrays (a, b, c) for associativity: every triple of
+            :data:`SPECIAL_VALUES` and random triples of ``values``.
+        atol: the tolerance of the approximate properties: an absolute error (T-norm values
+            are in [0, 1]), except for T <= min(a, b), where it is relative.
+        atol32: the tolerance of a float32 evaluation against the float64 one.
+    """
+
+    values: np.ndarray
+    triples: tuple[np.ndarray, np.ndarray, np.ndarray]
+    atol: float = 1e-9
+    atol32: float = 1e-5
+
+    @classmethod
+    def build(
+        cls, *, samples: int = 256, triples: int = 20_000, seed: int = 0, atol: float = 1e-9,
+        atol32: float = 1e-5,
+    ) -> TNormGrid:
+        """Random values dense in [0, 1] and clustered near 0 and 1, plus the special values.
+
+        Args:
+            samples: how many random values to add to the special ones (a third uniform, a
+                third log-uniform towards 0, a third towards 1).
+            triples: how many random (a, b, c) triples to add for associativity.
+            seed: seed of the random generator, so that a failure is reproducible.
+            atol: see the class attributes.
+            atol32: see the class attributes.
+        """
+        rng = np.random.default_rng(seed)
+        third = max(samples // 3, 1)
+        spread = 10.0 ** -rng.uniform(0, 17, third)
+        values = np.unique(
+            np.concatenate([SPECIAL_VALUES, rng.random(samples - 2 * third), spread, 1 - spread])
+        )
+        cube = np.meshgrid(SPECIAL_VALUES, SPECIAL_VALUES, SPECIAL_VALUES, indexing="ij")
+        picks = rng.choice(values, size=(3, triples))
+        a, b, c = (np.concatenate([axis.ravel(), pick]) for axis, pick in zip(cube, picks))
+        return cls(values, (a, b, c), atol, atol32)
+
+
+TNormCheck = Callable[[Any, TNormGrid], None]
+
+
+def check_tnorm(tnorm: Any, *, grid: TNormGrid | None = None, **build: Any) -> None:
+    """Check that ``tnorm`` is a vectorized T-norm; raise AssertionError at the first failure.
+
+    The properties: shape broadcasting, dtype (float64 stays float64, float32 stays float32),
+    values finite and in [0, 1], logical AND on 0/1 inputs (exactly), T(a, 1) = a and
+    T(a, 0) = 0, commutativity, T <= minimum, monotonicity in each argument, associativity, and
+    a float32 evaluation consistent with the float64 one.
+
+    Args:
+        tnorm: an instance, called as ``tnorm(a, b)`` on numpy arrays.
+        grid: the inputs and tolerances; built from ``build`` when not given.
+        **build: keyword arguments of :meth:`TNormGrid.build` (``samples``, ``triples``,
+            ``seed``, ``atol``, ``atol32``).
+
+    Raises:
+        AssertionError: naming the T-norm, the property and the first offending (a, b).
+    """
+    if grid is not None and build:
+        raise TypeError("give either a grid or the arguments to build one, not both")
+    grid = grid or TNormGrid.build(**build)
+    for check in TNORM_CHECKS:
+        check(tnorm, grid)
+
+
+def _pairs(tnorm: Any, grid: TNormGrid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, T(a, b)) over ``values × values``: a varies along axis 0, b along axis 1."""
+    a, b = grid.values[:, None], grid.values[None, :]
+    return a, b, np.asarray(tnorm(a, b))
+
+
+def check_tnorm_shapes(tnorm: Any, grid: TNormGrid) -> None:
+    """Broadcasting: an (n, 1) and a (1, m) input give (n, m), equal to the explicit broadcast;
+    0-d inputs give a 0-d result."""
+    a, b, out = _pairs(tnorm, grid)
+    expected = (a.size, b.size)
+    if out.shape != expected:
+        _fail(tnorm, "T-norm", f"T(a[:, None], b[None, :]) has shape {out.shape}, expected {expected}")
+    full = np.asarray(tnorm(*np.broadcast_arrays(a, b)))
+    bad = ~((full == out) | (np.isnan(full) & np.isnan(out)))
+    if bad.any():
+        _fail(tnorm, "T-norm", f"broadcast and explicit inputs disagree at {_first(bad, a=a, b=b)}")
+    scalar = np.shape(tnorm(np.float64(0.5), np.float64(0.25)))
+    if scalar != ():
+        _fail(tnorm, "T-norm", f"0-d inputs give shape {scalar}, expected ()")
+
+
+def check_tnorm_dtype(tnorm: Any, grid: TNormGrid) -> None:
+    """float64 inputs give float64, and float32 inputs float32 (a large batch is not upcast)."""
+    for dtype in (np.float64, np.float32):
+        values = grid.values.astype(dtype)
+        got = np.asarray(tnorm(values[:, None], values[None, :])).dtype
+        if got != dtype:
+            _fail(tnorm, "T-norm", f"{np.dtype(dtype).name} inputs give {got.name}")
+
+
+def check_tnorm_range(tnorm: Any, grid: TNormGrid) -> None:
+    """Every value is finite and in [0, 1] (exactly: rounding must not leave the interval)."""
+    a, b, out = _pairs(tnorm, grid)
+    bad = ~(np.isfinite(out) & (out >= 0) & (out <= 1))
+    if bad.any():
+        _fail(tnorm, "T-norm", f"value outside [0, 1] or not finite at {_first(bad, a=a, b=b, T=out)}")
+
+
+def check_tnorm_binary(tnorm: Any, grid: TNormGrid) -> None:
+    """On 0/1 inputs T is logical AND exactly, so crisp data gives crisp intersections."""
+    for dtype in (np.float64, np.float32):
+        a = np.array([[0], [1]], dtype)
+        b = np.array([[0, 1]], dtype)
+        out = np.asarray(tnorm(a, b))
+        bad = out != np.logical_and(a, b)
+        if bad.any():
+            _fail(tnorm, "T-norm", f"not logical AND on 0/1 {np.dtype(dtype).name} inputs at "
+                  f"{_first(bad, a=a, b=b, T=out)}")
+
+
+def check_tnorm_boundary(tnorm: Any, grid: TNormGrid) -> None:
+    """T(a, 1) = a and T(a, 0) = 0, in both argument orders, within ``atol``."""
+    a = grid.values
+    one, zero = np.ones_like(a), np.zeros_like(a)
+    for label, out, expected in (
+        ("T(a, 1) != a", tnorm(a, one), a),
+        ("T(1, a) != a", tnorm(one, a), a),
+        ("T(a, 0) != 0", tnorm(a, zero), zero),
+        ("T(0, a) != 0", tnorm(zero, a), zero),
+    ):
+        bad = ~(np.abs(np.asarray(out) - expected) <= grid.atol)
+        if bad.any():
+            _fail(tnorm, "T-norm", f"{label} at {_first(bad, a=a, T=np.asarray(out))}")
+
+
+def check_tnorm_commutative(tnorm: Any, grid: TNormGrid) -> None:
+    """T(a, b) = T(b, a) within ``atol``."""
+    a, b, out = _pairs(tnorm, grid)
+    bad = ~(np.abs(out - out.T) <= grid.atol)
+    if bad.any():
+        _fail(tnorm, "T-norm", f"not commutative: T(a, b) != T(b, a) at "
+              f"{_first(bad, a=a, b=b, T_ab=out, T_ba=out.T)}")
+
+
+def check_tnorm_below_minimum(tnorm: Any, grid: TNormGrid) -> None:
+    """T(a, b) <= min(a, b) up to a relative ``atol`` (the minimum is the largest T-norm).
+
+    The tolerance is relative, not absolute: soft precision and recall divide sums of T by sums
+    of memberships, so T(a, b) > b by even 1e-300 turns a tiny b into a precision above 1.
+    """
+    a, b, out = _pairs(tnorm, grid)
+    bound = np.minimum(a, b)
+    bad = ~(out <= bound + grid.atol * bound)
+    if bad.any():
+        _fail(tnorm, "T-norm", f"T(a, b) > min(a, b) at {_first(bad, a=a, b=b, T=out)}")
+
+
+def check_tnorm_monotone(tnorm: Any, grid: TNormGrid) -> None:
+    """a <= a' implies T(a, b) <= T(a', b), and likewise in b, within ``atol``."""
+    a, b, out = _pairs(tnorm, grid)  # values are sorted, so neighbours along an axis are ordered
+    for axis, name in ((0, "first"), (1, "second")):
+        bad = ~(np.diff(out, axis=axis) >= -grid.atol)
+        if bad.any():
+            index = tuple(np.argwhere(bad)[0])
+            step = tuple(i + (k == axis) for k, i in enumerate(index))
+            pair = (float(a[index[0], 0]), float(b[0, index[1]]))
+            after = (float(a[step[0], 0]), float(b[0, step[1]]))
+            _fail(tnorm, "T-norm", f"not monotone in its {name} argument: T{pair} = "
+                  f"{float(out[index])!r} > T{after} = {float(out[step])!r}")
+
+
+def check_tnorm_associative(tnorm: Any, grid: TNormGrid) -> None:
+    """T(T(a, b), c) = T(a, T(b, c)) within ``atol``, up to the rounding of the inner value.
+
+    A steep T-norm (a large Hamacher p, a small Yager p) amplifies the unavoidable rounding of
+    an inner value near 1 far beyond ``atol``. So where the two sides differ, each inner value
+    may move by ``INNER_ULPS`` float64 ulps: the check fails only if the two resulting ranges
+    (widened by ``atol``), both bracketed by monotonicity, do not overlap.
+    """
+    a, b, c = grid.triples
+    ab, bc = np.asarray(tnorm(a, b)), np.asarray(tnorm(b, c))
+    left, right = np.asarray(tnorm(ab, c)), np.asarray(tnorm(a, bc))
+    bad = ~(np.abs(left - right) <= grid.atol)
+    if not bad.any():
+        return
+    a, b, c, ab, bc, left, right = (x[bad] for x in (a, b, c, ab, bc, left, right))
+    (ab_low, ab_high), (bc_low, bc_high) = _nudge(ab), _nudge(bc)
+    left_low, left_high = np.asarray(tnorm(ab_low, c)), np.asarray(tnorm(ab_high, c))
+    right_low, right_high = np.asarray(tnorm(a, bc_low)), np.asarray(tnorm(a, bc_high))
+    bad = (left_low - grid.atol > right_high) | (right_low - grid.atol > left_high)
+    if bad.any():
+        _fail(tnorm, "T-norm", f"not associative: T(T(a, b), c) != T(a, T(b, c)) at "
+              f"{_first(bad, a=a, b=b, c=c, left=left, right=right)}")
+
+
+#: How far (in float64 ulps of the value) the associativity check lets an inner value move.
+INNER_ULPS = 16
+
+
+def _nudge(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` moved down and up by :data:`INNER_ULPS` relative ulps, kept in [0, 1]."""
+    step = INNER_ULPS * np.finfo(np.float64).eps * np.abs(x)
+    return np.clip(x - step, 0, 1), np.clip(x + step, 0, 1)
+
+
+def check_tnorm_float32(tnorm: Any, grid: TNormGrid) -> None:
+    """On float32 inputs T agrees with its float64 values on the same (rounded) inputs.
+
+    The bound allows for rounding inside the float32 computation twice over: as a perturbation
+    of the inputs by a few float32 ulps (which moves T by at most the float64 values at the
+    perturbed inputs, T being monotone, so discontinuous T-norms are covered), and as an
+    absolute error ``atol32`` of the result.
+    """
+    values32 = grid.values.astype(np.float32)
+    a32, b32 = values32[:, None], values32[None, :]
+    out = np.asarray(tnorm(a32, b32)).astype(np.float64)
+    a, b = a32.astype(np.float64), b32.astype(np.float64)
+    shift = 4 * float(np.finfo(np.float32).eps)
+    low = np.asarray(tnorm(np.clip(a - shift, 0, 1), np.clip(b - shift, 0, 1))) - grid.atol32
+    high = np.asarray(tnorm(np.clip(a + shift, 0, 1), np.clip(b + shift, 0, 1))) + grid.atol32
+    bad = ~((low <= out) & (out <= high))
+    if bad.any():
+        _fail(tnorm, "T-norm", f"float32 result far from the float64 one at "
+              f"{_first(bad, a=a, b=b, T32=out, T64_low=low, T64_high=high)}")
+
+
+#: The T-norm checks, in the order :func:`check_tnorm` runs them (cheap structural ones first).
+TNORM_CHECKS: tuple[TNormCheck, ...] = (
+    check_tnorm_shapes,
+    check_tnorm_dtype,
+    check_tnorm_range,
+    check_tnorm_binary,
+    check_tnorm_boundary,
+    check_tnorm_commutative,
+    check_tnorm_below_minimum,
+    check_tnorm_monotone,
+    check_tnorm_associative,
+    check_tnorm_float32,
+)
