@@ -76,9 +76,11 @@ def run(config: Path, fmt: str, quiet: bool) -> None:
 def _rich(table) -> RichTable:
     out = RichTable(title=table.title, title_justify="left")
     for i, name in enumerate(table.header):
-        out.add_column(name, justify="left" if i < table.n_index else "right")
-    for row in table.rows:
-        out.add_row(*row)
+        numeric = i >= table.n_index
+        out.add_column(name, justify="right" if numeric else "left", no_wrap=numeric)
+    for row, following in zip(table.rows, table.rows[1:] + [None]):
+        # A rule between systems.
+        out.add_row(*row, end_section=following is not None and following[0] != row[0])
     return out
 
 

@@ -26,7 +26,7 @@ class _Writer:
 
 
 class MarkdownWriter(_Writer):
-    """Side-by-side Markdown tables: T-norms down, averaging x metric across."""
+    """Side-by-side Markdown tables: T-norms and metrics down, averaging schemes across."""
 
     name = "markdown"
     suffix = ".md"

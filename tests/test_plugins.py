@@ -1,0 +1,175 @@
+"""Plugin discovery and registration: built-ins through entry points, third parties alike."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pydantic import BaseModel
+
+import evalkit
+from evalkit import hookspecs
+from evalkit.errors import ConfigError, PluginContractError
+from evalkit.plugins import build_registry, default_registry, make_plugin_manager
+from evalkit.protocols import KINDS, NoParams
+
+
+class Overlap:
+    """A toy similarity: 1 when equal, else 0."""
+
+    name = "toy_exact"
+    Params = NoParams
+
+    def __init__(self, params):
+        self.params = params
+
+    def matrix(self, xs, ys):
+        return (np.asarray(xs)[:, None] == np.asarray(ys)[None, :]).astype(float)
+
+
+class ThirdParty:
+    __name__ = "third_party"
+
+    @evalkit.hookimpl
+    def evalkit_register_similarities(self, register):
+        register(Overlap)
+
+    @evalkit.hookimpl
+    def evalkit_register_tnorms(self, register):
+        from evalkit_tnorms import Minimum
+
+        register(Minimum)  # clashes with the built-in name
+
+
+def registry_with(**plugins):
+    return build_registry(*make_plugin_manager(extra=plugins))
+
+
+def test_entry_points_list_every_builtin_package(root: Path):
+    table = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]["evalkit"]
+    packages = {p.name for p in (root / "plugins").iterdir() if p.name.startswith("evalkit_")}
+    assert set(table.values()) == packages
+
+
+def test_builtins_come_from_the_evalkit_distribution():
+    registry = default_registry()
+    assert registry.failures == [] and registry.conflicts == []
+    assert {e.distribution for e in registry} == {"evalkit"}
+    for kind, (_, hook) in KINDS.items():
+        if kind != "similarity":  # the first similarities arrive with soft cardinality
+            assert registry.names(kind), f"no built-in registers through {hook}"
+
+
+def test_every_hookspec_is_a_documented_registration_hook():
+    specs = [name for name in dir(hookspecs) if name.startswith("evalkit_")]
+    assert sorted(specs) == sorted(hook for _, hook in KINDS.values())
+    for name in specs:
+        doc = getattr(hookspecs, name).__doc__
+        assert "Example" in doc and "register(" in doc, name
+
+
+def test_third_party_component_registers_and_duplicates_are_qualified():
+    registry = registry_with(**{"evalkit-toy:toy": ThirdParty()})
+    entry = registry.entry("similarity", "toy_exact")
+    assert (entry.distribution, entry.plugin, entry.summary) == (
+        "evalkit-toy", "evalkit-toy:toy", "A toy similarity: 1 when equal, else 0."
+    )
+    # The built-in keeps "minimum"; the newcomer is reachable by its qualified name.
+    assert registry.entry("tnorm", "minimum").distribution == "evalkit"
+    assert registry.entry("tnorm", "evalkit-toy:minimum").distribution == "evalkit-toy"
+    assert registry.conflicts == [
+        "tnorm 'minimum' is registered by evalkit and evalkit-toy; evalkit-toy's is available as "
+        "'evalkit-toy:minimum'"
+    ]
+
+
+def test_a_plugin_that_raises_is_reported_and_the_others_still_load():
+    class Broken:
+        __name__ = "broken"
+
+        @evalkit.hookimpl
+        def evalkit_register_tnorms(self, register):
+            raise RuntimeError("boom")
+
+    registry = registry_with(**{"evalkit-bad:bad": Broken()})
+    assert "minimum" in registry.names("tnorm")
+    assert [str(f) for f in registry.failures] == [
+        "plugin evalkit-bad:bad (distribution evalkit-bad) failed in evalkit_register_tnorms (RuntimeError: boom)"
+    ]
+
+
+def test_a_misspelled_hook_is_reported_by_name():
+    class Typo:
+        __name__ = "typo"
+
+        @evalkit.hookimpl
+        def evalkit_register_tnorm(self, register):  # missing "s"
+            pass
+
+    registry = registry_with(**{"evalkit-typo:typo": Typo()})
+    (failure,) = registry.failures
+    assert "evalkit-typo:typo" in str(failure) and "evalkit_register_tnorm" in str(failure)
+
+
+@pytest.mark.parametrize(
+    "attrs,problem",
+    [
+        ({"name": "Bad-Name", "Params": NoParams}, r"name 'Bad-Name' must match"),
+        ({"name": "ok", "Params": type("P", (BaseModel,), {})}, r"extra='forbid'"),
+        ({"name": "ok", "Params": NoParams}, r"missing __call__ required by the TNorm protocol"),
+    ],
+)
+def test_component_contract_is_checked_at_registration(attrs, problem):
+    register = default_registry().__class__().register_for("tnorm", "x:y", "x")
+    with pytest.raises(PluginContractError, match=problem):
+        register(type("Component", (), attrs))
+
+
+@dataclass
+class DummyDist:
+    name: str
+
+
+@dataclass
+class DummyEntryPoint:
+    name: str
+    value: str
+    dist: DummyDist
+    group: str = "evalkit"
+
+    def load(self):
+        raise ImportError(f"No module named {self.value!r}")
+
+
+def test_a_broken_entry_point_is_reported_while_builtins_load(monkeypatch):
+    real = importlib.metadata.entry_points
+
+    def entry_points(**kwargs):
+        found = list(real(**kwargs))
+        return found + [DummyEntryPoint("gps", "evalkit_gps", DummyDist("evalkit-gps"))]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    registry = build_registry(*make_plugin_manager())
+    assert "fuzzy" in registry.names("representation")
+    assert [str(f) for f in registry.failures] == [
+        "plugin evalkit-gps:gps failed to load (ImportError: No module named 'evalkit_gps')"
+    ]
+    with pytest.raises(ConfigError, match="Some plugins failed to load: plugin evalkit-gps:gps"):
+        registry.entry("similarity", "gps")
+
+
+def test_cli_plugins_json_lists_components_with_distribution_and_params():
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "plugins", "--format", "json"], capture_output=True, text=True, check=True
+    )
+    listing = json.loads(done.stdout)
+    hamacher = next(c for c in listing["components"] if c["kind"] == "tnorm" and c["name"] == "hamacher")
+    assert hamacher["distribution"] == "evalkit" and "p" in hamacher["params"] and hamacher["summary"]
+    assert listing["problems"] == []

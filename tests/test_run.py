@@ -1,0 +1,116 @@
+"""Whole runs from YAML: loaders, alignment, comparison axes, reports, the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import evalkit
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_quickstart_runs_and_compares_three_tnorms_by_two_averagings(root: Path, tmp_path: Path):
+    config = (root / "configs" / "quickstart.yaml").read_text()
+    config = config.replace("data/quickstart", str(root / "configs" / "data" / "quickstart"))
+    config = config.replace("../results/quickstart", str(tmp_path / "qs"))
+    results = evalkit.run(write(tmp_path / "quickstart.yaml", config))
+    fuzzy = [r for r in results.rows if r.representation == "fuzzy"]
+    assert {r.system for r in fuzzy} == {"dwsnet", "baseline", "tiny"}
+    assert {r.tnorm for r in fuzzy} == {"minimum", "product", "lukasiewicz"}
+    assert {r.averaging for r in fuzzy} == {"micro", "macro"}
+    # Crisp uses no T-norm: one set of rows per system, not one per T-norm.
+    crisp = [r for r in results.rows if r.representation == "crisp"]
+    assert len(crisp) == 3 * 2 * 3 and {r.tnorm for r in crisp} == {None}
+    # The systems were made in decreasing quality; soft F1 and KLD must agree on that order.
+    f1 = {r.system: r.value for r in fuzzy if (r.tnorm, r.averaging, r.metric) == ("minimum", "micro", "f1")}
+    kld = {r.system: r.value for r in results.rows if r.metric == "kld"}
+    assert f1["dwsnet"] > f1["baseline"] > f1["tiny"]
+    assert kld["dwsnet"] < kld["baseline"] < kld["tiny"]
+    for suffix in (".md", ".json", ".csv"):
+        assert (tmp_path / f"qs{suffix}").stat().st_size > 0
+
+
+def test_rows_equal_evaluate(tmp_path: Path):
+    rng = np.random.default_rng(11)
+    ref, pred = rng.random((30, 4)), rng.random((30, 4))
+    np.savez(tmp_path / "ref.npz", values=ref, classes=np.array(list("abcd")))
+    np.savez(tmp_path / "sys.npz", values=pred, classes=np.array(list("abcd")))
+    config = write(tmp_path / "run.yaml", """
+data: {reference: ref.npz, systems: {s: sys.npz}}
+tnorm: [minimum, {name: hamacher, p: 0.5}]
+averaging: [micro, none]
+metrics: [f1]
+""")
+    rows = evalkit.run(config).rows
+    labels = {r.tnorm for r in rows}
+    assert labels == {"minimum", "hamacher(p=0.5)"}
+    expected = evalkit.evaluate(ref, pred, tnorm={"name": "hamacher", "p": 0.5}, averaging="none", metrics=["f1"])
+    per_class = [r.value for r in rows if r.tnorm == "hamacher(p=0.5)" and r.averaging == "none"]
+    assert [r.class_ for r in rows if r.tnorm == "minimum" and r.averaging == "none"] == list("abcd")
+    np.testing.assert_allclose(per_class, expected["f1"])
+
+
+def test_ids_align_rows_and_columns_and_classes_select(tmp_path: Path):
+    write(tmp_path / "ref.csv", "segment,a,b,c\ns1,1,0,0.5\ns2,0,1,0.5\n")
+    # Rows and columns in another order: alignment must undo both.
+    write(tmp_path / "sys.tsv", "segment\tc\tb\ta\ns2\t0.5\t1\t0\ns1\t0.5\t0\t1\n")
+    config = write(tmp_path / "run.yaml", "data: {reference: ref.csv, systems: {s: sys.tsv}, classes: [a, b]}\naveraging: micro\n")
+    assert {r.metric: r.value for r in evalkit.run(config).rows} == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+
+
+def test_inline_data_and_unnamed_columns(tmp_path: Path):
+    config = write(tmp_path / "run.yaml", """
+data:
+  reference: [[1, 0], [0, 1]]
+  systems:
+    half: {values: [[0.5, 0], [0, 0.5]], classes: [x, y]}
+  classes: [x, y]
+averaging: none
+metrics: [recall]
+""")
+    rows = evalkit.run(config).rows
+    assert [(r.class_, r.value) for r in rows] == [("x", 0.5), ("y", 0.5)]
+
+
+def test_npy_columns_named_by_classes(tmp_path: Path):
+    np.save(tmp_path / "r.npy", np.eye(3, dtype=np.float32))
+    config = write(tmp_path / "run.yaml", "data: {reference: r.npy, systems: {s: r.npy}, classes: [a, b, c]}\naveraging: none\nmetrics: [f1]\n")
+    assert [r.class_ for r in evalkit.run(config).rows] == ["a", "b", "c"]
+
+
+def test_cli_json_and_csv_on_stdout(root: Path):
+    config = str(root / "configs" / "quickstart.yaml")
+    done = subprocess.run([sys.executable, "-m", "evalkit", "run", config, "--format", "json"], capture_output=True, text=True, check=True)
+    document = json.loads(done.stdout)
+    assert set(document["rows"][0]) == {"system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "value"}
+    assert document["name"] == "quickstart" and document["evalkit_version"] == evalkit.__version__
+    done = subprocess.run([sys.executable, "-m", "evalkit", "run", config, "--format", "csv"], capture_output=True, text=True, check=True)
+    rows = list(csv.DictReader(done.stdout.splitlines()))
+    assert len(rows) == len(document["rows"])
+
+
+def test_cli_table_shows_tnorms_by_averaging(root: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "run", str(root / "configs" / "quickstart.yaml"), "--quiet"],
+        capture_output=True, text=True, check=True,
+    )
+    header = next(line for line in done.stdout.splitlines() if "tnorm" in line)
+    assert header.split("┃")[-3:-1] == ["  micro ", "  macro "]  # averagings side by side
+    assert "lukasiewicz" in done.stdout and "│ f1 " in done.stdout
+    assert max(map(len, done.stdout.splitlines())) <= 80
+    assert "\x1b[" not in done.stdout  # plain text when not a terminal
+
+
+def test_validate_ok(root: Path):
+    done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(root / "configs" / "quickstart.yaml")], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip().endswith(": ok")
