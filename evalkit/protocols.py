@@ -29,6 +29,17 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class BaseComponent:
+    """An optional base for components: keeps the validated ``params`` (``NoParams`` unless a
+    subclass sets ``Params``). Nothing requires it; it only saves writing ``__init__``.
+    """
+
+    Params: ClassVar[type[BaseModel]] = NoParams
+
+    def __init__(self, params: BaseModel) -> None:
+        self.params = params
+
+
 @runtime_checkable
 class Component(Protocol):
     name: ClassVar[str]

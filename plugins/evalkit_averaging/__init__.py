@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from evalkit import hookimpl
-from evalkit.protocols import Array, NoParams, SetMetric
+from evalkit.protocols import Array, BaseComponent, SetMetric
 from evalkit.table import Summary, divide
 
 
@@ -35,12 +35,7 @@ def nan_average(values: Array, weights: Array | None = None) -> float:
     return float(values[defined].mean())
 
 
-class _ClassAveraging:
-    Params = NoParams
-
-    def __init__(self, params: NoParams) -> None:
-        self.params = params
-
+class _ClassAveraging(BaseComponent):
     def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
         return ()
 

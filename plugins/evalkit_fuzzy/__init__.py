@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit import hookimpl
-from evalkit.protocols import Array, NoParams, Similarity, TNorm
+from evalkit.protocols import Array, BaseComponent, Similarity, TNorm
 from evalkit.table import CardinalityTable
 
 
@@ -21,15 +21,11 @@ def evalkit_register_set_representations(register):
     register(Crisp)
 
 
-class Fuzzy:
+class Fuzzy(BaseComponent):
     """Memberships as fuzzy sets: |A| = Σ μ, |G ∩ P| = Σ T(μ_G, μ_P)."""
 
     name = "fuzzy"
     uses = frozenset({"tnorm"})
-    Params = NoParams
-
-    def __init__(self, params: NoParams) -> None:
-        self.params = params
 
     def cardinalities(
         self, reference: Array, prediction: Array, *, tnorm: TNorm | None, similarity: Similarity | None
@@ -45,7 +41,7 @@ class CrispParams(BaseModel):
     inclusive: bool = Field(False, description="use >= instead of >")
 
 
-class Crisp:
+class Crisp(BaseComponent):
     """Hard labels: both sides thresholded (value > 0.5 by default), then counted."""
 
     name = "crisp"
@@ -53,7 +49,7 @@ class Crisp:
     Params = CrispParams
 
     def __init__(self, params: CrispParams) -> None:
-        self.params = params
+        super().__init__(params)
         self.compare = np.greater_equal if params.inclusive else np.greater
 
     def binarize(self, values: Array, threshold: float | None) -> Array:

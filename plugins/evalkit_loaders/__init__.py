@@ -10,7 +10,7 @@ import numpy as np
 from evalkit import hookimpl
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError
-from evalkit.protocols import NoParams
+from evalkit.protocols import BaseComponent
 
 
 @hookimpl
@@ -24,14 +24,7 @@ ID_HEADERS = {"", "id", "ids", "sample", "sample_id", "filename", "file", "segme
               "time", "onset", "index", "frame"}
 
 
-class _Loader:
-    Params = NoParams
-
-    def __init__(self, params: NoParams) -> None:
-        self.params = params
-
-
-class DelimitedLoader(_Loader):
+class DelimitedLoader(BaseComponent):
     """CSV or TSV: a header of class names, optionally a leading id/time column."""
 
     name = "csv"
@@ -79,7 +72,7 @@ def _first_bad_cell(path: Path, cells: list[list[str]], classes: tuple[str, ...]
     return f"{path}: could not read the values as numbers"
 
 
-class NpyLoader(_Loader):
+class NpyLoader(BaseComponent):
     """A NumPy .npy array (samples x classes); classes are named by column index."""
 
     name = "npy"
@@ -91,7 +84,7 @@ class NpyLoader(_Loader):
         return LabelMatrix(values, tuple(str(i) for i in range(values.shape[-1])), None, str(path))
 
 
-class NpzLoader(_Loader):
+class NpzLoader(BaseComponent):
     """A NumPy .npz archive with `values` and optional `classes` and `ids` arrays."""
 
     name = "npz"

@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit import hookimpl
-from evalkit.protocols import Array, NoParams
+from evalkit.protocols import Array, BaseComponent
 
 
 @hookimpl
@@ -19,14 +19,7 @@ def evalkit_register_metrics(register):
         register(cls)
 
 
-class _Metric:
-    Params = NoParams
-
-    def __init__(self, params: BaseModel) -> None:
-        self.params = params
-
-
-class Precision(_Metric):
+class Precision(BaseComponent):
     """|G ∩ P| / |P|: how much of the prediction is in the reference."""
 
     name = "precision"
@@ -35,7 +28,7 @@ class Precision(_Metric):
         return inter, pred
 
 
-class Recall(_Metric):
+class Recall(BaseComponent):
     """|G ∩ P| / |G|: how much of the reference is predicted."""
 
     name = "recall"
@@ -44,7 +37,7 @@ class Recall(_Metric):
         return inter, ref
 
 
-class F1(_Metric):
+class F1(BaseComponent):
     """2 |G ∩ P| / (|G| + |P|): the harmonic mean of precision and recall."""
 
     name = "f1"
@@ -58,7 +51,7 @@ class FBetaParams(BaseModel):
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall over precision")
 
 
-class FBeta(_Metric):
+class FBeta(BaseComponent):
     """(1 + β²) |G ∩ P| / (β² |G| + |P|): recall weighted β times as much as precision."""
 
     name = "fbeta"
@@ -69,7 +62,7 @@ class FBeta(_Metric):
         return (1 + beta2) * inter, beta2 * ref + pred
 
 
-class Jaccard(_Metric):
+class Jaccard(BaseComponent):
     """|G ∩ P| / (|G| + |P| − |G ∩ P|): intersection over union."""
 
     name = "jaccard"
@@ -84,7 +77,7 @@ class KLDParams(BaseModel):
     eps: float = Field(1e-7, gt=0, lt=0.5, description="both sides are clipped to [eps, 1 - eps]")
 
 
-class KLDivergence(_Metric):
+class KLDivergence(BaseComponent):
     """Mean binary KL(y ‖ ŷ) over all cells, reference first, natural log.
 
     KL = y ln(y/ŷ) + (1−y) ln((1−y)/(1−ŷ)) with y and ŷ clipped to [eps, 1−eps] (eps = 1e-7),

@@ -8,7 +8,7 @@ import json
 
 from evalkit import hookimpl
 from evalkit.pivot import markdown, tables
-from evalkit.protocols import NoParams
+from evalkit.protocols import BaseComponent
 from evalkit.results import COLUMNS, Results
 
 
@@ -18,14 +18,7 @@ def evalkit_register_report_writers(register):
         register(cls)
 
 
-class _Writer:
-    Params = NoParams
-
-    def __init__(self, params: NoParams) -> None:
-        self.params = params
-
-
-class MarkdownWriter(_Writer):
+class MarkdownWriter(BaseComponent):
     """Side-by-side Markdown tables: T-norms and metrics down, averaging schemes across."""
 
     name = "markdown"
@@ -38,7 +31,7 @@ class MarkdownWriter(_Writer):
         return "\n".join(parts).rstrip() + "\n"
 
 
-class JsonWriter(_Writer):
+class JsonWriter(BaseComponent):
     """Tidy rows as JSON: {"rows": [...], "notes": [...], "config": {...}}."""
 
     name = "json"
@@ -48,7 +41,7 @@ class JsonWriter(_Writer):
         return json.dumps(results.as_dict(), indent=2) + "\n"
 
 
-class CsvWriter(_Writer):
+class CsvWriter(BaseComponent):
     """Tidy rows as CSV, one row per value."""
 
     name = "csv"

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import numpy as np
 from evalkit import hookimpl
-from evalkit.protocols import Array, NoParams
+from evalkit.protocols import Array, BaseComponent
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 
@@ -146,14 +146,7 @@ def _not_nan(value: float) -> float:
 Real = Annotated[float, AfterValidator(_not_nan)]
 
 
-class _TNorm:
-    """Common construction: keep the validated parameters (the engine labels runs with them)."""
-
-    Params: type[BaseModel] = NoParams
-
-    def __init__(self, params: BaseModel) -> None:
-        self.params = params
-
+class _TNorm(BaseComponent):
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self.params.model_dump().items())
         return f"{type(self).__name__}({given})"
@@ -278,6 +271,32 @@ class Hamacher(_TNorm):
         return _finish(a, b, num / ((x + y - num) + p_ * ((1 - x) * (1 - y))))
 
 
+class _PNormFamily(_TNorm):
+    """Families T = outer(‖(u, v)‖_p) of an ℓp norm of transformed arguments (Yager, Dombi,
+    Aczél–Alsina): drastic as p → 0, minimum as p → ∞, and in between the norm is taken in log
+    space, log‖·‖ = log max + log1p((min/max)^p)/p, which cannot overflow for any p.
+    """
+
+    def log_terms(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def outer(self, log_norm: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def __call__(self, a: Array, b: Array) -> Array:
+        a, b = _inputs(a, b)
+        p = self.params.p
+        regime = "large" if p == math.inf else _regime(p, a.dtype)
+        if regime == "large":
+            return _minimum(a, b)
+        if regime == "small":
+            return _drastic(a, b)
+        lo, hi = _lohi(*self.log_terms(*_interior(a, b)))
+        p_, inv = _constant(p, a.dtype), _constant(1 / p, a.dtype)
+        log_norm = hi + np.log1p(np.exp(p_ * (lo - hi))) * inv
+        return _finish(a, b, self.outer(log_norm))
+
+
 class YagerParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -288,7 +307,7 @@ class YagerParams(BaseModel):
     )
 
 
-class Yager(_TNorm):
+class Yager(_PNormFamily):
     """Yager T-norm family, an ℓp ball from drastic (p → 0) to minimum (p → ∞).
 
     T(a, b) = max(0, 1 − ((1 − a)^p + (1 − b)^p)^(1/p)), parameter ``p`` > 0 (default 2):
@@ -298,21 +317,11 @@ class Yager(_TNorm):
     name = "yager"
     Params = YagerParams
 
-    def __call__(self, a: Array, b: Array) -> Array:
-        a, b = _inputs(a, b)
-        p = self.params.p
-        regime = "large" if p == math.inf else _regime(p, a.dtype)
-        if regime == "large":
-            return _minimum(a, b)
-        if regime == "small":
-            return _drastic(a, b)
-        x, y = _interior(a, b)
-        lo, hi = _lohi(1 - x, 1 - y)
-        log_lo, log_hi = np.log(lo), np.log(hi)
-        # log of the p-norm: log(hi) + log(1 + (lo/hi)^p) / p, which cannot overflow.
-        p_, inv = _constant(p, a.dtype), _constant(1 / p, a.dtype)
-        log_norm = log_hi + np.log1p(np.exp(p_ * (log_lo - log_hi))) * inv
-        return _finish(a, b, -np.expm1(np.minimum(log_norm, 0)))
+    def log_terms(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.log(1 - x), np.log(1 - y)
+
+    def outer(self, log_norm: np.ndarray) -> np.ndarray:
+        return -np.expm1(np.minimum(log_norm, 0))  # 1 − norm, floored at 0
 
 
 class FrankParams(BaseModel):
@@ -462,7 +471,7 @@ class DombiParams(BaseModel):
     )
 
 
-class Dombi(_TNorm):
+class Dombi(_PNormFamily):
     """Dombi T-norm family, from drastic (p → 0) to minimum (p → ∞).
 
     T(a, b) = 1 / (1 + (((1 − a)/a)^p + ((1 − b)/b)^p)^(1/p)), parameter ``p`` > 0 (the λ of the
@@ -472,20 +481,12 @@ class Dombi(_TNorm):
     name = "dombi"
     Params = DombiParams
 
-    def __call__(self, a: Array, b: Array) -> Array:
-        a, b = _inputs(a, b)
-        p = self.params.p
-        regime = "large" if p == math.inf else _regime(p, a.dtype)
-        if regime == "large":
-            return _minimum(a, b)
-        if regime == "small":
-            return _drastic(a, b)
-        x, y = _interior(a, b)
+    def log_terms(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # logs of the odds against, log((1 − x)/x), finite inside (0, 1)
-        lo, hi = _lohi(np.log1p(-x) - np.log(x), np.log1p(-y) - np.log(y))
-        p_, inv = _constant(p, a.dtype), _constant(1 / p, a.dtype)
-        log_norm = hi + np.log1p(np.exp(p_ * (lo - hi))) * inv
-        return _finish(a, b, np.exp(-_log1pexp(log_norm)))  # 1 / (1 + norm)
+        return np.log1p(-x) - np.log(x), np.log1p(-y) - np.log(y)
+
+    def outer(self, log_norm: np.ndarray) -> np.ndarray:
+        return np.exp(-_log1pexp(log_norm))  # 1 / (1 + norm)
 
 
 class AczelAlsinaParams(BaseModel):
@@ -498,7 +499,7 @@ class AczelAlsinaParams(BaseModel):
     )
 
 
-class AczelAlsina(_TNorm):
+class AczelAlsina(_PNormFamily):
     """Aczél–Alsina T-norm family, from drastic (p → 0) through product (p = 1) to minimum (p → ∞).
 
     T(a, b) = exp(−((−ln a)^p + (−ln b)^p)^(1/p)), parameter ``p`` > 0 (default 2): 1 is the
@@ -508,18 +509,9 @@ class AczelAlsina(_TNorm):
     name = "aczel_alsina"
     Params = AczelAlsinaParams
 
-    def __call__(self, a: Array, b: Array) -> Array:
-        a, b = _inputs(a, b)
-        p = self.params.p
-        regime = "large" if p == math.inf else _regime(p, a.dtype)
-        if regime == "large":
-            return _minimum(a, b)
-        if regime == "small":
-            return _drastic(a, b)
-        x, y = _interior(a, b)
-        lo, hi = _lohi(-np.log(x), -np.log(y))  # positive and finite
-        log_lo, log_hi = np.log(lo), np.log(hi)
-        p_, inv = _constant(p, a.dtype), _constant(1 / p, a.dtype)
-        log_norm = log_hi + np.log1p(np.exp(p_ * (log_lo - log_hi))) * inv
-        cap = _constant(math.log(float(np.finfo(a.dtype).max)) - 1, a.dtype)  # exp(cap) is finite
-        return _finish(a, b, np.exp(-np.exp(np.minimum(log_norm, cap))))
+    def log_terms(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.log(-np.log(x)), np.log(-np.log(y))  # −ln of an interior value is positive
+
+    def outer(self, log_norm: np.ndarray) -> np.ndarray:
+        cap = _constant(math.log(float(np.finfo(log_norm.dtype).max)) - 1, log_norm.dtype)
+        return np.exp(-np.exp(np.minimum(log_norm, cap)))  # exp(cap) is finite
