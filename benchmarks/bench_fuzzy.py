@@ -8,9 +8,8 @@ On a seeded N x 17 float32 pair (reference soft labels and predictions in [0, 1]
 each as the best of K repeats (``time.perf_counter``):
 
 1. evalkit, "fuzzy micro + macro P/R/F" as one unit, two ways:
-   a. one pass: the engine with both averagings in one plan (``evalkit.api`` internals:
-      ``make_plan`` + ``load_source`` + ``prepare`` + ``score_system``, what ``evalkit.run``
-      does for one system) -- the cardinality table is reduced once, both averagings read it;
+   a. one pass: ``evalkit.run`` with the arrays inline and ``averaging: [micro, macro]`` --
+      the cardinality table is reduced once and both averagings read it;
    b. the public API: two ``evalkit.evaluate(..., averaging="micro"|"macro")`` calls.
 2. the numpy floor: ``np.minimum(ref, pred)``, three ``.sum(axis=0)`` and the P/R/F arithmetic.
 3. scikit-learn ``precision_recall_fscore_support(ref > 0.5, pred > 0.5, average=...)`` for
@@ -20,8 +19,6 @@ It checks that evalkit's numbers equal a float64 floor (computed separately) to 
 measures the peak memory allocated during each evalkit unit with ``tracemalloc`` (numpy reports
 its buffers to it), and prints a Markdown table with the targets: evalkit within 1.5x of the
 numpy floor, at least 20x faster than scikit-learn, peak extra memory at most twice the inputs.
-
-``evalkit.run`` with the arrays inline in a config dict is not used: see docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -38,17 +35,12 @@ import time
 import tracemalloc
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import evalkit
-from evalkit.api import make_plan, prepare
-from evalkit.config import RunConfig
-from evalkit.engine import score_system
 from evalkit.plugins import default_registry
-from evalkit.sources import load_source
 
 METRICS = ("precision", "recall", "f1")
 AVERAGINGS = ("micro", "macro")
@@ -79,20 +71,16 @@ def make_pair(rows: int, classes: int, seed: int) -> tuple[np.ndarray, np.ndarra
 
 
 def evalkit_one_pass(ref: np.ndarray, pred: np.ndarray) -> Values:
-    """Micro and macro P/R/F from one reduction of the table: what evalkit.run does per system."""
-    registry = default_registry()
-    config = RunConfig.model_validate({
-        "data": {"reference": "-", "systems": {"-": "-"}},
-        "representation": "fuzzy", "tnorm": "minimum",
-        "averaging": list(AVERAGINGS), "metrics": list(METRICS),
-    })
-    plan = make_plan(config, registry, lambda *path: ".".join(map(str, path)))
-    base = Path.cwd()
-    reference = load_source(ref, base=base, where="reference", registry=registry)
-    prediction = load_source(pred, base=base, where="prediction", registry=registry)
-    reference, prediction, _ = prepare(reference, prediction, clip=False)
-    rows = score_system("s", reference.values, prediction.values, plan, reference.classes)
-    return {(row.averaging, row.metric): row.value for row in rows}
+    """Micro and macro P/R/F from one reduction of the table, through the public evalkit.run."""
+    results = evalkit.run(
+        {
+            "data": {"reference": ref, "systems": {"s": pred}},
+            "representation": "fuzzy", "tnorm": "minimum",
+            "averaging": list(AVERAGINGS), "metrics": list(METRICS),
+        },
+        write_reports=False,
+    )
+    return {(row.averaging, row.metric): row.value for row in results.rows}
 
 
 def evalkit_two_calls(ref: np.ndarray, pred: np.ndarray) -> Values:

@@ -49,7 +49,8 @@ def evaluate(
     plan = make_plan(config, registry, lambda *path: f"evaluate(): {path[0]}")
     ref = load_source(reference, base=Path.cwd(), where="reference", registry=registry, classes=classes)
     pred = load_source(prediction, base=Path.cwd(), where="prediction", registry=registry, classes=classes)
-    ref, pred, _ = prepare(ref, pred, clip)
+    ref, _ = ref.check_memberships()
+    pred, _ = prepare(ref, pred, clip)
     rows = score_system("-", ref.values, pred.values, plan, ref.classes)
     values: dict[str, Any] = {}
     for row in rows:
@@ -75,12 +76,10 @@ def make_plan(config: RunConfig, registry: Registry, where) -> Plan:
     )
 
 
-def prepare(reference: LabelMatrix, prediction: LabelMatrix, clip: bool) -> tuple[LabelMatrix, LabelMatrix, int]:
-    """Check memberships, align the prediction to the reference; returns the clipped count."""
-    reference, _ = reference.check_memberships()
-    prediction = align(reference, prediction)
-    prediction, clipped = prediction.check_memberships(clip=clip)
-    return reference, prediction, clipped
+def prepare(reference: LabelMatrix, prediction: LabelMatrix, clip: bool) -> tuple[LabelMatrix, int]:
+    """The prediction aligned to the (checked) reference and checked; and how many values were
+    clipped."""
+    return align(reference, prediction).check_memberships(clip=clip)
 
 
 def run(
@@ -107,10 +106,10 @@ def run(
             source, base=loaded.base, where=loaded.where("data", "systems", system),
             registry=registry, classes=data.classes,
         )
-        ref, pred, clipped = prepare(reference, prediction, data.clip)
+        prediction, clipped = prepare(reference, prediction, data.clip)
         if clipped:
             notes.append(f"{system}: {clipped} prediction value(s) outside [0, 1] were clipped (clip: true)")
-        rows += score_system(system, ref.values, pred.values, plan, ref.classes, progress)
+        rows += score_system(system, reference.values, prediction.values, plan, reference.classes, progress)
     results = Results(rows, cfg.name, notes, cfg.model_dump(mode="json", fallback=_describe_value))
     if write_reports and cfg.report:
         write_report(results, cfg.report.formats, loaded.base / cfg.report.out, registry, loaded.where("report", "formats"))

@@ -134,8 +134,9 @@ def summarize(
         table = rep.obj.cardinalities(
             ref, pred, tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj
         )
-        table.check(ref.shape, rep.who + (f" with {tnorm.who}" if tnorm else ""))
-        part = Summary.of(table, sample_metrics, zero_division)
+        who = rep.who + (f" with {tnorm.who}" if tnorm else "")
+        table.check(ref.shape, who)
+        part = Summary.of(table, sample_metrics, zero_division, who)
         total = part if total is None else total + part
     return total
 

@@ -173,3 +173,45 @@ def test_cli_plugins_json_lists_components_with_distribution_and_params():
     hamacher = next(c for c in listing["components"] if c["kind"] == "tnorm" and c["name"] == "hamacher")
     assert hamacher["distribution"] == "evalkit" and "p" in hamacher["params"] and hamacher["summary"]
     assert listing["problems"] == []
+
+
+class BadRepresentation:
+    """Returns whatever the test asks for as |G ∩ P|."""
+
+    name = "bad_sets"
+    uses = frozenset()
+    Params = NoParams
+    inter = None
+
+    def __init__(self, params):
+        self.params = params
+
+    def cardinalities(self, reference, prediction, *, tnorm, similarity):
+        from evalkit.table import CardinalityTable
+
+        return CardinalityTable(reference, prediction, type(self).inter(reference))
+
+
+class BadPlugin:
+    __name__ = "bad"
+
+    @evalkit.hookimpl
+    def evalkit_register_set_representations(self, register):
+        register(BadRepresentation)
+
+
+@pytest.mark.parametrize(
+    "inter,problem",
+    [
+        (lambda r: r[:, :1], r"returned inter of shape \(2, 1\); expected \(2, 2\)"),
+        (lambda r: r * np.nan, "returned inter with negative or NaN cardinalities"),
+        (lambda r: r - 1, "returned inter with negative or NaN cardinalities"),
+        (lambda r: r + np.inf, "returned infinite cardinalities"),
+    ],
+)
+def test_representation_output_is_checked_and_blamed_on_its_plugin(monkeypatch, inter, problem):
+    monkeypatch.setattr(BadRepresentation, "inter", staticmethod(inter))
+    registry = registry_with(**{"evalkit-bad:bad": BadPlugin()})
+    data = np.array([[0.5, 1.0], [0.2, 0.0]])
+    with pytest.raises(PluginContractError, match="representation 'bad_sets' \\(from evalkit-bad\\) " + problem):
+        evalkit.evaluate(data, data, representation="bad_sets", registry=registry)
