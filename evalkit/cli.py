@@ -53,14 +53,13 @@ def main() -> None:
 def run(config: Path, fmt: str, quiet: bool) -> None:
     """Run CONFIG (YAML) and print the results side by side."""
     console = Console()
-    show = not quiet and fmt == "table" and Console(stderr=True).is_terminal
-    if show:
+    stderr = Console(stderr=True)
+    if not quiet and stderr.is_terminal:
         with Progress(
-            TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True,
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=stderr, transient=True,
         ) as bar:
-            task = bar.add_task("rows", total=None)
-            results = run_config(config, progress=lambda n: bar.advance(task, n))
+            results = run_config(config, progress=_Bar(bar))
     else:
         results = run_config(config)
     if fmt == "table":
@@ -71,6 +70,19 @@ def run(config: Path, fmt: str, quiet: bool) -> None:
     else:
         writer = default_registry().create("report_writer", fmt)
         click.echo(writer.render(results), nl=False)
+
+
+class _Bar:
+    """evalkit's progress (rows per system) on a rich progress bar."""
+
+    def __init__(self, bar: Progress) -> None:
+        self.bar, self.task = bar, None
+
+    def start(self, label: str, total: int) -> None:
+        self.task = self.bar.add_task(f"evaluating {label}", total=total)
+
+    def advance(self, rows: int) -> None:
+        self.bar.advance(self.task, rows)
 
 
 def _rich(table) -> RichTable:

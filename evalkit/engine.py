@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,7 +19,13 @@ from evalkit.registry import Registry
 from evalkit.results import Row
 from evalkit.table import CHUNK_ROWS, Summary
 
-Progress = Callable[[int], None]
+class Progress(Protocol):
+    """Receives progress: ``start`` once per system with the rows to process, then ``advance``
+    per chunk. The CLI shows it as a bar; the Python API passes None."""
+
+    def start(self, label: str, total: int) -> None: ...
+
+    def advance(self, rows: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,8 @@ def score_system(
     progress: Progress | None = None,
 ) -> list[Row]:
     """Every row for one system: each combination of the axes, then the data metrics."""
+    if progress:
+        progress.start(system, plan.work(len(reference)))
     rows: list[Row] = []
     sample_metrics = list({
         id(m): m for avg in plan.averagings for m in avg.obj.sample_metrics([c.obj for c in plan.set_metrics])
@@ -145,4 +153,4 @@ def _chunks(n_rows: int, progress: Progress | None) -> Iterable[int]:
     for start in range(0, n_rows, CHUNK_ROWS):
         yield start
         if progress:
-            progress(min(CHUNK_ROWS, n_rows - start))
+            progress.advance(min(CHUNK_ROWS, n_rows - start))

@@ -113,3 +113,26 @@ def test_cli_table_shows_tnorms_by_averaging(root: Path):
 def test_validate_ok(root: Path):
     done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(root / "configs" / "quickstart.yaml")], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip().endswith(": ok")
+
+
+def test_progress_reports_every_row_of_every_combination(tmp_path: Path):
+    rng = np.random.default_rng(2)
+    ref = rng.random((40_000, 3))
+    events = []
+
+    class Recorder:
+        def start(self, label, total):
+            events.append(("start", label, total))
+
+        def advance(self, rows):
+            events.append(("advance", rows))
+
+    config = {
+        "data": {"reference": ref, "systems": {"a": ref * 0.5, "b": ref}},
+        "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"], "metrics": ["f1", "kld"],
+    }
+    evalkit.run(config, progress=Recorder())
+    starts = [e for e in events if e[0] == "start"]
+    # Per system: fuzzy x 2 T-norms + crisp = 3 table passes, plus one pass for the data metric.
+    assert starts == [("start", "a", 4 * 40_000), ("start", "b", 4 * 40_000)]
+    assert sum(e[1] for e in events if e[0] == "advance") == 2 * 4 * 40_000
