@@ -163,47 +163,24 @@ def test_duplicate_yaml_key_is_an_error(tmp_path):
         evalkit.run(path)
 
 
-def test_missing_data_file_names_key_and_path(tmp_path):
+@pytest.mark.parametrize(
+    "system,extra,files,problem",
+    [
+        ("nothere.csv", "", {}, r"{path}:3:16: no such data file 'nothere.csv'"),
+        ("bad.csv", "", {"bad.csv": "id,speech,birds\na,0.1,0.9\nb,0.7,high\n"},
+         r"bad.csv:3: 'high' in column 'birds' is not a number"),
+        ("other.csv", "", {"other.csv": "id,speech,birds\na,0.1,0.9\nc,0.7,0.0\n"},
+         r"missing 1 reference id\(s\): 'b'; 1 id\(s\) not in the reference: 'c'"),
+        ("short.csv", "", {"short.csv": "id,speech,birds\na,0.1\n"},
+         r"short.csv:2: 2 fields, but the header has 3"),
+        ("ref.csv", "  classes: [speach]\n", {}, r"no class 'speach' \(did you mean 'speech'\?\)"),
+    ],
+)
+def test_bad_data_files_name_the_place(tmp_path, system, extra, files, problem):
     path = write_config(
-        tmp_path,
-        """\
-        data:
-          reference: ref.csv
-          systems: {a: nothere.csv}
-        """,
-        **{"ref.csv": CSV},
+        tmp_path, f"data:\n  reference: ref.csv\n  systems: {{a: {system}}}\n{extra}", **{"ref.csv": CSV, **files}
     )
-    with pytest.raises(DataError, match=rf"{path}:3:16: no such data file 'nothere.csv'"):
-        evalkit.run(path)
-
-
-def test_csv_non_number_names_line_and_column(tmp_path):
-    path = write_config(
-        tmp_path,
-        "data:\n  reference: ref.csv\n  systems: {a: bad.csv}\n",
-        **{"ref.csv": CSV, "bad.csv": "id,speech,birds\na,0.1,0.9\nb,0.7,high\n"},
-    )
-    with pytest.raises(DataError, match=r"bad.csv:3: 'high' in column 'birds' is not a number"):
-        evalkit.run(path)
-
-
-def test_missing_and_extra_ids_are_named(tmp_path):
-    path = write_config(
-        tmp_path,
-        "data:\n  reference: ref.csv\n  systems: {a: other.csv}\n",
-        **{"ref.csv": CSV, "other.csv": "id,speech,birds\na,0.1,0.9\nc,0.7,0.0\n"},
-    )
-    with pytest.raises(DataError, match=r"missing 1 reference id\(s\): 'b'; 1 id\(s\) not in the reference: 'c'"):
-        evalkit.run(path)
-
-
-def test_unknown_class_in_subset_suggests(tmp_path):
-    path = write_config(
-        tmp_path,
-        "data:\n  reference: ref.csv\n  systems: {a: ref.csv}\n  classes: [speach]\n",
-        **{"ref.csv": CSV},
-    )
-    with pytest.raises(DataError, match=r"no class 'speach' \(did you mean 'speech'\?\)"):
+    with pytest.raises(DataError, match=problem.format(path=path)):
         evalkit.run(path)
 
 
