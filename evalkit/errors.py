@@ -22,10 +22,11 @@ class UnknownComponentError(ConfigError):
     """A component name that no plugin registered."""
 
     def __init__(
-        self, kind: str, name: str, known: Iterable[str], hint: str = "", where: str = ""
+        self, kind: str, name: str, known: Iterable[str], hint: str = "", where: str = "",
+        suggest: bool = True,
     ) -> None:
         known = sorted(known)
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6) if suggest else []
         message = f"{where}: " if where else ""
         message += f"unknown {kind} {name!r}."
         if close:

@@ -76,11 +76,14 @@ class Registry:
             return self.entries[(kind, name)]
         except KeyError:
             others = [k for (k, n) in self.entries if n == name and k != kind]
-            hint = f"{name!r} is a {others[0]}, not a {kind}." if others else ""
+            article = "an" if kind[0] in "aeiou" else "a"
+            hint = f"{name!r} is a {others[0]}, not {article} {kind}." if others else ""
             failed = [f"{f}" for f in self.failures]
             if failed:
                 hint += " Some plugins failed to load: " + "; ".join(failed)
-            raise UnknownComponentError(kind, name, self.names(kind), hint.strip(), where) from None
+            raise UnknownComponentError(
+                kind, name, self.names(kind), hint.strip(), where, suggest=not others
+            ) from None
 
     def create(self, kind: str, spec: str | Mapping[str, Any], where: str = "") -> Any:
         """Instantiate a component from ``"name"`` or ``{"name": ..., **params}``.
