@@ -21,6 +21,7 @@ from evalkit.config import load_config
 from evalkit.errors import EvalkitError
 from evalkit.pivot import tables
 from evalkit.plugins import default_registry
+from evalkit.sources import find_loader
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -100,9 +101,16 @@ def _rich(table) -> RichTable:
 @click.argument("config", type=click.Path(path_type=Path))
 @friendly
 def validate(config: Path) -> None:
-    """Check CONFIG without running it: structure, component names and parameters."""
+    """Check CONFIG without running it: structure, components, parameters, data files."""
     loaded = load_config(config)
-    make_plan(loaded.config, default_registry(), loaded.where)
+    registry = default_registry()
+    make_plan(loaded.config, registry, loaded.where)
+    data = loaded.config.data
+    sources = {("data", "reference"): data.reference}
+    sources.update({("data", "systems", name): source for name, source in data.systems.items()})
+    for path, source in sources.items():
+        if isinstance(source, str):
+            find_loader(source, loaded.base, loaded.where(*path), registry)
     click.echo(f"{config}: ok")
 
 

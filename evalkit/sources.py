@@ -41,13 +41,20 @@ def load_source(
 
 
 def _load_file(path: Path, base: Path, where: str, registry: Registry) -> LabelMatrix:
+    loader, full = find_loader(path, base, where, registry)
+    return loader.load(full)
+
+
+def find_loader(path: str | Path, base: Path, where: str, registry: Registry) -> tuple[Any, Path]:
+    """The loader for a data file and its full path; errors if it is missing or unreadable."""
+    path = Path(path)
     full = path if path.is_absolute() else base / path
     if not full.is_file():
         raise DataError(f"{where}: no such data file {str(path)!r} (looked for {full})")
     loaders = [registry.create("loader", name) for name in registry.names("loader")]
     for loader in loaders:
         if full.suffix.lower() in loader.suffixes:
-            return loader.load(full)
+            return loader, full
     known = sorted(s for loader in loaders for s in loader.suffixes)
     raise DataError(f"{where}: no loader reads {full.suffix or 'files without a suffix'!r} files ({full}); known: {', '.join(known)}")
 

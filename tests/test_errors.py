@@ -190,7 +190,7 @@ def test_cli_prints_one_line_and_exits_nonzero(tmp_path):
         "data:\n  reference: ref.csv\n  systems: {a: ref.csv}\ntnorm: minimun\n",
         **{"ref.csv": CSV},
     )
-    for command in ("run", "validate"):
+    for command in ("run", "validate"):  # validate checks what run would reject
         done = run_cli(command, str(path))
         assert done.returncode == 1
         assert done.stdout == ""
@@ -202,3 +202,10 @@ def test_cli_missing_config_file(tmp_path):
     done = run_cli("run", str(tmp_path / "nope.yaml"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "nope.yaml: no such config file" in done.stderr
+
+
+def test_validate_finds_missing_data_files_without_loading(tmp_path):
+    path = write_config(tmp_path, "data:\n  reference: ref.csv\n  systems: {a: ref.csv, b: gone.csv}\n", **{"ref.csv": CSV})
+    done = run_cli("validate", str(path))
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"error: {path}:3:31: no such data file 'gone.csv' (looked for {tmp_path / 'gone.csv'})"
