@@ -208,4 +208,4 @@ def test_validate_finds_missing_data_files_without_loading(tmp_path):
     path = write_config(tmp_path, "data:\n  reference: ref.csv\n  systems: {a: ref.csv, b: gone.csv}\n", **{"ref.csv": CSV})
     done = run_cli("validate", str(path))
     assert done.returncode == 1
-    assert done.stderr.strip() == f"error: {path}:3:31: no such data file 'gone.csv' (looked for {tmp_path / 'gone.csv'})"
+    assert done.stderr.strip() == f"error: {path}:3:28: no such data file 'gone.csv' (looked for {tmp_path / 'gone.csv'})"
