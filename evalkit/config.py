@@ -106,6 +106,7 @@ def load_config(source: str | Path | dict[str, Any] | RunConfig) -> LoadedConfig
 def _describe(exc: ValidationError, document: YamlDocument | None) -> str:
     """One line per wrong key; a union's per-branch errors are merged into one."""
     problems: dict[tuple[str, str], list[str]] = {}
+    inputs: dict[tuple[str, str], Any] = {}
     for err in exc.errors():
         loc = tuple(p for p in err["loc"] if not _is_union_branch(p))
         place = document.where(loc) if document else "config"
@@ -118,15 +119,16 @@ def _describe(exc: ValidationError, document: YamlDocument | None) -> str:
         elif err["type"] == "missing":
             text = f"missing required key {key!r}"
         else:
-            text = f"{key}: {err['msg'].removeprefix('Input should be ')}"
+            text = f"{key}: {err['msg'].removeprefix('Input should be ').removeprefix('Value error, ')}"
             problems.setdefault((place, key), []).append(text)
+            inputs[(place, key)] = err.get("input")
             continue
         problems[(place, text)] = [text]
     lines = []
     for (place, key), texts in problems.items():
         if len(texts) > 1:  # the branches of a union: "a valid string or a valid list"
             texts = [f"{key}: should be " + " or ".join(t.split(": ", 1)[1] for t in texts)]
-        lines.append(f"{place}: {texts[0]}")
+        lines.append(f"{place}: {texts[0]}" + (f" (got {inputs[(place, key)]!r})" if (place, key) in inputs else ""))
     return "\n".join(lines)
 
 
