@@ -209,3 +209,26 @@ def test_validate_finds_missing_data_files_without_loading(tmp_path):
     done = run_cli("validate", str(path))
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: {path}:3:28: no such data file 'gone.csv' (looked for {tmp_path / 'gone.csv'})"
+
+
+@pytest.mark.parametrize(
+    "line,problem",
+    [
+        ("averaging: 3", r"{path}:4:12: averaging: should be a valid string or a valid dictionary or a valid list \(got 3\)"),
+        ("zero_division: 2", r"{path}:4:16: zero_division: must be 0, 1 or nan \(got 2\)"),
+        ("metrics: []", r"{path}:4:10: metrics: List should have at least 1 item"),
+    ],
+)
+def test_wrong_config_values_name_line_and_value(tmp_path, line, problem):
+    path = write_config(tmp_path, f"data:\n  reference: ref.csv\n  systems: {{a: ref.csv}}\n{line}\n", **{"ref.csv": CSV})
+    with pytest.raises(ConfigError, match=problem.format(path=path)):
+        evalkit.run(path)
+
+
+def test_zero_division_config_key_reaches_the_metrics(tmp_path):
+    path = write_config(
+        tmp_path,
+        "data:\n  reference: [[0, 1]]\n  systems: {a: [[0, 0]]}\nzero_division: 1\naveraging: none\nmetrics: [precision]\n",
+    )
+    # No predicted mass in either class: both precisions are 0/0 -> 1.
+    assert [r.value for r in evalkit.run(path).rows] == [1.0, 1.0]
