@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import click
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
@@ -130,12 +131,14 @@ def plugins(fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps({"components": entries, "problems": problems}, indent=2))
         return
-    table = RichTable(title="Registered components", title_justify="left")
-    for column in ("kind", "name", "distribution", "parameters", "summary"):
-        table.add_column(column)
-    for e in entries:
-        params = ", ".join(f"{k}={v.get('default', '?')}" for k, v in e["params"].items())
-        table.add_row(e["kind"], e["name"], e["distribution"], params, e["summary"])
-    Console().print(table)
+    console = Console()
+    for kind in dict.fromkeys(e["kind"] for e in entries):
+        table = RichTable(title=f"{kind}s", title_justify="left", box=box.SIMPLE_HEAD)
+        for column in ("name", "distribution", "parameters", "summary"):
+            table.add_column(column, no_wrap=column != "summary")
+        for e in (e for e in entries if e["kind"] == kind):
+            params = ", ".join(f"{k}={v.get('default', '?')}" for k, v in e["params"].items())
+            table.add_row(e["name"], e["distribution"], params, e["summary"])
+        console.print(table)
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)
