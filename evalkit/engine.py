@@ -121,12 +121,13 @@ def score_system(
                     rows += [Row(*names, avg.label, metric.label, float(v), c) for c, v in zip(classes, value)]
                 else:
                     rows.append(Row(*names, avg.label, metric.label, float(value)))
-    for metric in plan.data_metrics:
-        state = sum(
-            metric.obj.update(reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS])
-            for s in _chunks(len(reference), progress)
-        )
-        rows.append(Row(system, None, None, None, None, metric.label, float(metric.obj.compute(state))))
+    if plan.data_metrics:  # one pass over the data for all of them; chunk states merge by +
+        states = [0] * len(plan.data_metrics)
+        for s in _chunks(len(reference), progress):
+            ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
+            states = [state + m.obj.update(ref, pred) for state, m in zip(states, plan.data_metrics)]
+        for metric, state in zip(plan.data_metrics, states):
+            rows.append(Row(system, None, None, None, None, metric.label, float(metric.obj.compute(state))))
     return rows
 
 

@@ -129,10 +129,11 @@ def test_progress_reports_every_row_of_every_combination(tmp_path: Path):
 
     config = {
         "data": {"reference": ref, "systems": {"a": ref * 0.5, "b": ref}},
-        "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"], "metrics": ["f1", "kld"],
+        "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"],
+        "metrics": ["f1", "kld", {"name": "kld", "eps": 1e-3}],
     }
     evalkit.run(config, progress=Recorder())
     starts = [e for e in events if e[0] == "start"]
-    # Per system: fuzzy x 2 T-norms + crisp = 3 table passes, plus one pass for the data metric.
+    # Per system: fuzzy x 2 T-norms + crisp = 3 table passes, plus one pass for both data metrics.
     assert starts == [("start", "a", 4 * 40_000), ("start", "b", 4 * 40_000)]
     assert sum(e[1] for e in events if e[0] == "advance") == 2 * 4 * 40_000
