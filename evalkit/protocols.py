@@ -55,7 +55,17 @@ class TNorm(Component, Protocol):
 
 @runtime_checkable
 class Similarity(Component, Protocol):
-    """A pairwise similarity in [0, 1], computed as a whole matrix at once."""
+    """A similarity in [0, 1] between items, computed for whole lists at once.
+
+    ``matrix(xs, ys)`` is the (len(xs), len(ys)) matrix. Two optional methods make it faster or
+    stricter, and the engine uses them when present:
+
+    - ``pairs(xs, ys)``: element-wise similarities sim(xs[i], ys[i]), shape (len(xs),), so many
+      small documents are scored in one call instead of one ``matrix`` per document;
+    - ``check(samples)``: called once per run with ``{sample id: [items]}`` for every sample of
+      both sides, to reject unusable items (e.g. words missing from a vector model) with the
+      samples they occur in, before anything is computed.
+    """
 
     def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array: ...
 
