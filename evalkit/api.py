@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.config import RunConfig, Spec, as_list, load_config
+from evalkit.config import LoadedConfig, RunConfig, Spec, as_list, load_config
 from evalkit.data import LabelMatrix, align
 from evalkit.engine import Plan, Progress, resolve, score_system
+from evalkit.items import ItemSets
+from evalkit.results import Results, Row
 from evalkit.errors import ConfigError
 from evalkit.plugins import default_registry
 from evalkit.registry import Registry
-from evalkit.results import Results
 from evalkit.sources import load_source
 
 
@@ -30,28 +31,29 @@ def evaluate(
     zero_division: float = 0.0,
     classes: Sequence[str] | None = None,
     clip: bool = False,
+    missing: str = "error",
     registry: Registry | None = None,
 ) -> dict[str, float | np.ndarray]:
     """One computation: metric label -> value (a per-class array for ``averaging="none"``).
 
-    ``reference`` and ``prediction`` are (samples x classes) array-likes (a 1-D array is one
-    class) or :class:`~evalkit.data.LabelMatrix`. Components are names or ``{"name": ..., **params}``.
+    ``reference`` and ``prediction`` are what the representation reads: for memberships, (samples
+    x classes) array-likes (a 1-D array is one class) or :class:`~evalkit.data.LabelMatrix`; for
+    item representations (``soft_cardinality``, ...), a list of samples, each a list of items (or
+    a mapping class -> items), or :class:`~evalkit.items.ItemSets`. Components are names or
+    ``{"name": ..., **params}``.
     """
     for key, value in (("representation", representation), ("tnorm", tnorm), ("averaging", averaging)):
         if isinstance(value, list):
             raise ConfigError(f"evaluate(): {key} takes one component; use evalkit.run() to compare several")
     registry = registry or default_registry()
     config = RunConfig.model_validate({
-        "data": {"reference": "-", "systems": {"-": "-"}},
+        "data": {"reference": reference, "systems": {"prediction": prediction}, "classes": classes,
+                 "clip": clip, "missing": missing},
         "representation": representation, "tnorm": tnorm, "similarity": similarity,
         "averaging": averaging, "metrics": list(metrics), "zero_division": zero_division,
     })
-    plan = make_plan(config, registry, lambda *path: f"evaluate(): {path[0]}")
-    ref = load_source(reference, base=Path.cwd(), where="reference", registry=registry, classes=classes)
-    pred = load_source(prediction, base=Path.cwd(), where="prediction", registry=registry, classes=classes)
-    ref, _ = ref.check_memberships()
-    pred, _ = prepare(ref, pred, clip)
-    rows = score_system("-", ref.values, pred.values, plan, ref.classes)
+    loaded = LoadedConfig(config, None, Path.cwd())
+    rows, _ = score(loaded, registry, lambda *path: path[-1] if path[0] == "data" else f"evaluate(): {path[0]}")
     values: dict[str, Any] = {}
     for row in rows:
         if row.class_ is None:
@@ -76,10 +78,38 @@ def make_plan(config: RunConfig, registry: Registry, where) -> Plan:
     )
 
 
-def prepare(reference: LabelMatrix, prediction: LabelMatrix, clip: bool) -> tuple[LabelMatrix, int]:
-    """The prediction aligned to the (checked) reference and checked; and how many values were
-    clipped."""
-    return align(reference, prediction).check_memberships(clip=clip)
+def score(
+    loaded: LoadedConfig, registry: Registry, where=None, progress: Progress | None = None
+) -> tuple[list[Row], list[str]]:
+    """Rows of every system of a config, and notes on what was done to the data (clipping)."""
+    where = where or loaded.where
+    cfg, data = loaded.config, loaded.config.data
+    plan = make_plan(cfg, registry, where)
+    kind = plan.data_kind
+
+    def load(source: Any, role: str, *path: str) -> Any:
+        return load_source(
+            source, base=loaded.base, where=where("data", *path), registry=registry,
+            classes=data.classes, kind=kind, role=role,
+        )
+
+    reference = load(data.reference, "reference", "reference")
+    if isinstance(reference, LabelMatrix):
+        reference, _ = reference.check_memberships()
+    rows, notes = [], []
+    for system, source in data.systems.items():
+        prediction = align(reference, load(source, "prediction", "systems", system), data.missing)
+        if isinstance(prediction, LabelMatrix):
+            prediction, clipped = prediction.check_memberships(clip=data.clip)
+            if clipped:
+                notes.append(f"{system}: {clipped} prediction value(s) outside [0, 1] were clipped (clip: true)")
+        rows += score_system(system, _rows_of(reference), _rows_of(prediction), plan, reference.classes, progress)
+    return rows, notes
+
+
+def _rows_of(data: LabelMatrix | ItemSets) -> np.ndarray | ItemSets:
+    """What the engine slices into chunks: the values array of a matrix, item sets as they are."""
+    return data.values if isinstance(data, LabelMatrix) else data
 
 
 def run(
@@ -93,23 +123,7 @@ def run(
     registry = registry or default_registry()
     loaded = load_config(config)
     cfg = loaded.config
-    plan = make_plan(cfg, registry, loaded.where)
-    data = cfg.data
-    reference = load_source(
-        data.reference, base=loaded.base, where=loaded.where("data", "reference"),
-        registry=registry, classes=data.classes,
-    )
-    reference, _ = reference.check_memberships()
-    rows, notes = [], []
-    for system, source in data.systems.items():
-        prediction = load_source(
-            source, base=loaded.base, where=loaded.where("data", "systems", system),
-            registry=registry, classes=data.classes,
-        )
-        prediction, clipped = prepare(reference, prediction, data.clip)
-        if clipped:
-            notes.append(f"{system}: {clipped} prediction value(s) outside [0, 1] were clipped (clip: true)")
-        rows += score_system(system, reference.values, prediction.values, plan, reference.classes, progress)
+    rows, notes = score(loaded, registry, progress=progress)
     results = Results(rows, cfg.name, notes, cfg.model_dump(mode="json", fallback=_describe_value))
     if write_reports and cfg.report:
         write_report(results, cfg.report.formats, loaded.base / cfg.report.out, registry, loaded.where("report", "formats"))

@@ -35,6 +35,9 @@ class DataConfig(_Strict):
     systems: dict[str, DataSource] = Field(min_length=1, description="system name -> its predictions")
     classes: list[str] | None = Field(None, description="evaluate only these classes, in this order")
     clip: bool = Field(False, description="clip predictions outside [0, 1] instead of failing")
+    missing: Literal["error", "empty"] = Field(
+        "error", description="a reference sample absent from a system: an error, or an empty prediction"
+    )
 
 
 class ReportConfig(_Strict):

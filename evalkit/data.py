@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
@@ -36,6 +37,14 @@ class LabelMatrix:
             )
         if self.ids is not None and len(self.ids) != len(values):
             raise DataError(f"{self.source}: {len(values)} rows but {len(self.ids)} ids")
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def take(self, rows: np.ndarray) -> LabelMatrix:
+        """These rows, in this order; -1 is an empty row (all zero)."""
+        padded = np.vstack([self.values, np.zeros((1, self.values.shape[1]), self.values.dtype)])
+        return replace(self, values=padded[rows])
 
     def where(self, row: int, col: int) -> str:
         sample = f"sample {self.ids[row]!r} (row {row + 1})" if self.ids else f"row {row + 1}"
@@ -96,19 +105,21 @@ class LabelMatrix:
         return shown + (f"; and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else "")
 
 
-def align(reference: LabelMatrix, prediction: LabelMatrix) -> LabelMatrix:
+def align(reference: Aligned, prediction: Aligned, missing: str = "error") -> Aligned:
     """The prediction with its rows in the reference's order (by id when both have ids) and its
-    columns in the reference's class order. A missing or extra id or class is an error naming it.
+    columns in the reference's class order. A missing or extra class or id is an error naming it;
+    with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
+    Works for any data with ``ids``, ``classes``, ``source``, ``len``, ``select`` and ``take``.
     """
     if set(prediction.classes) != set(reference.classes):
-        missing = [c for c in reference.classes if c not in prediction.classes]
+        missing_classes = [c for c in reference.classes if c not in prediction.classes]
         extra = [c for c in prediction.classes if c not in reference.classes]
         raise DataError(
             f"{prediction.source}: classes differ from the reference {reference.source}: "
             + "; ".join(
                 part
                 for part in (
-                    f"missing {', '.join(map(repr, missing))}" if missing else "",
+                    f"missing {', '.join(map(repr, missing_classes))}" if missing_classes else "",
                     f"not in the reference {', '.join(map(repr, extra))}" if extra else "",
                 )
                 if part
@@ -119,31 +130,49 @@ def align(reference: LabelMatrix, prediction: LabelMatrix) -> LabelMatrix:
         prediction = prediction.select(reference.classes)
     if reference.ids is not None and prediction.ids is not None:
         if prediction.ids != reference.ids:
-            prediction = _reorder(reference, prediction)
-    elif len(prediction.values) != len(reference.values):
+            prediction = _reorder(reference, prediction, missing)
+    elif len(prediction) != len(reference):
         raise DataError(
-            f"{prediction.source}: {len(prediction.values)} samples, but the reference "
-            f"{reference.source} has {len(reference.values)}; without ids on both sides rows are "
+            f"{prediction.source}: {len(prediction)} samples, but the reference "
+            f"{reference.source} has {len(reference)}; without ids on both sides rows are "
             "matched by position, so the counts must agree"
         )
     return prediction
 
 
-def _reorder(reference: LabelMatrix, prediction: LabelMatrix) -> LabelMatrix:
+def _reorder(reference: Aligned, prediction: Aligned, missing: str) -> Aligned:
     for m in (reference, prediction):
         if len(set(m.ids)) != len(m.ids):
             seen: set[str] = set()
             dup = next(i for i in m.ids if i in seen or seen.add(i))
             raise DataError(f"{m.source}: sample id {dup!r} appears more than once")
     position = {sample: row for row, sample in enumerate(prediction.ids)}
-    missing = [i for i in reference.ids if i not in position]
-    extra = [i for i in prediction.ids if i not in set(reference.ids)]
-    if missing or extra:
+    absent = [i for i in reference.ids if i not in position]
+    known = set(reference.ids)
+    extra = [i for i in prediction.ids if i not in known]
+    if (absent and missing != "empty") or extra:
         parts = []
-        if missing:
-            parts.append(f"missing {len(missing)} reference id(s): {', '.join(map(repr, missing[:MAX_LISTED]))}")
+        if absent and missing != "empty":
+            parts.append(
+                f"missing {len(absent)} reference id(s): {', '.join(map(repr, absent[:MAX_LISTED]))} "
+                "(set `missing: empty` under `data:` if an absent sample means an empty prediction)"
+            )
         if extra:
             parts.append(f"{len(extra)} id(s) not in the reference: {', '.join(map(repr, extra[:MAX_LISTED]))}")
         raise DataError(f"{prediction.source}: " + "; ".join(parts) + f" (reference: {reference.source})")
-    rows = np.fromiter((position[i] for i in reference.ids), dtype=np.intp, count=len(reference.ids))
-    return replace(prediction, values=prediction.values[rows], ids=reference.ids)
+    rows = np.fromiter((position.get(i, -1) for i in reference.ids), dtype=np.intp, count=len(reference.ids))
+    return replace(prediction.take(rows), ids=reference.ids)
+
+
+class Aligned(Protocol):
+    """What :func:`align` needs of a data set (LabelMatrix, ItemSets)."""
+
+    ids: tuple[str, ...] | None
+    classes: tuple[str, ...]
+    source: str
+
+    def __len__(self) -> int: ...
+
+    def select(self, classes: Sequence[str]) -> Aligned: ...
+
+    def take(self, rows: np.ndarray) -> Aligned: ...

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from evalkit.errors import ConfigError
+from evalkit.items import ItemSets
 from evalkit.protocols import DataMetric, SetMetric
 from evalkit.registry import Registry
 from evalkit.results import Row
@@ -76,6 +77,19 @@ class Plan:
     zero_division: float
 
     @property
+    def data_kind(self) -> str:
+        """What every representation of the run reads: "matrix" or "items"."""
+        kinds = {rep.obj.data for rep in self.representations}
+        if len(kinds) > 1:
+            listed = ", ".join(f"{rep.label} reads {rep.obj.data}" for rep in self.representations)
+            raise ConfigError(f"the representations read different kinds of data ({listed}); run them in separate configs")
+        kind = kinds.pop()
+        if kind != "matrix" and self.data_metrics:
+            names = ", ".join(m.label for m in self.data_metrics)
+            raise ConfigError(f"metrics {names} read membership matrices, but {self.representations[0].who} reads {kind}")
+        return kind
+
+    @property
     def set_metrics(self) -> list[Component]:
         return [m for m in self.metrics if isinstance(m.obj, SetMetric)]
 
@@ -107,6 +121,11 @@ def score_system(
     """Every row for one system: each combination of the axes, then the data metrics."""
     if progress:
         progress.start(system, plan.work(len(reference)))
+    if isinstance(reference, ItemSets):
+        samples = {**reference.by_sample("reference"), **prediction.by_sample(system)}
+        for similarity in plan.similarities:
+            if hasattr(similarity.obj, "check"):
+                similarity.obj.check(samples)
     rows: list[Row] = []
     sample_metrics = list({
         id(m): m for avg in plan.averagings for m in avg.obj.sample_metrics([c.obj for c in plan.set_metrics])

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from evalkit.data import LabelMatrix
+    from evalkit.items import ItemSets
     from evalkit.results import Results
     from evalkit.table import CardinalityTable, Summary
 
@@ -72,13 +73,15 @@ class Similarity(Component, Protocol):
 
 @runtime_checkable
 class SetRepresentation(Component, Protocol):
-    """Fills the cardinality table for a batch of aligned (reference, prediction) data.
+    """Fills the cardinality table for a batch of aligned (reference, prediction) data: rows of
+    two :class:`~evalkit.data.LabelMatrix` values arrays, or two :class:`~evalkit.items.ItemSets`.
 
     ``uses`` names the other components it needs ("tnorm", "similarity"); the engine passes
     ``None`` for the others and does not vary them in the comparison grid.
     """
 
     uses: ClassVar[frozenset[str]]
+    data: ClassVar[str]  # the data it reads: "matrix" (memberships) or "items" (item lists)
 
     def cardinalities(
         self, reference: Any, prediction: Any, *, tnorm: TNorm | None, similarity: Similarity | None
@@ -119,11 +122,15 @@ class Averaging(Component, Protocol):
 
 @runtime_checkable
 class Loader(Component, Protocol):
-    """Reads a file into a :class:`evalkit.data.LabelMatrix`; chosen by file suffix."""
+    """Reads a file as ``kind`` data: "matrix" (:class:`evalkit.data.LabelMatrix`) or "items"
+    (:class:`evalkit.items.ItemSets`); chosen by kind and file suffix. ``role`` is "reference" or
+    "prediction", for files that hold both sides.
+    """
 
+    kind: ClassVar[str]
     suffixes: ClassVar[tuple[str, ...]]
 
-    def load(self, path: Path) -> LabelMatrix: ...
+    def load(self, path: Path, role: str) -> LabelMatrix | ItemSets: ...
 
 
 @runtime_checkable

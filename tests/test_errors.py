@@ -170,7 +170,8 @@ def test_duplicate_yaml_key_is_an_error(tmp_path):
         ("bad.csv", "", {"bad.csv": "id,speech,birds\na,0.1,0.9\nb,0.7,high\n"},
          r"bad.csv:3: 'high' in column 'birds' is not a number"),
         ("other.csv", "", {"other.csv": "id,speech,birds\na,0.1,0.9\nc,0.7,0.0\n"},
-         r"missing 1 reference id\(s\): 'b'; 1 id\(s\) not in the reference: 'c'"),
+         r"missing 1 reference id\(s\): 'b' \(set `missing: empty` under `data:` if an absent sample "
+         r"means an empty prediction\); 1 id\(s\) not in the reference: 'c'"),
         ("short.csv", "", {"short.csv": "id,speech,birds\na,0.1\n"},
          r"short.csv:2: 2 fields, but the header has 3"),
         ("ref.csv", "  classes: [speach]\n", {}, r"no class 'speach' \(did you mean 'speech'\?\)"),

@@ -180,6 +180,7 @@ class BadRepresentation:
 
     name = "bad_sets"
     uses = frozenset()
+    data = "matrix"
     Params = NoParams
     inter = None
 

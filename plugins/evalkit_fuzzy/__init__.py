@@ -26,6 +26,7 @@ class Fuzzy(BaseComponent):
 
     name = "fuzzy"
     uses = frozenset({"tnorm"})
+    data = "matrix"
 
     def cardinalities(
         self, reference: Array, prediction: Array, *, tnorm: TNorm | None, similarity: Similarity | None
@@ -46,6 +47,7 @@ class Crisp(BaseComponent):
 
     name = "crisp"
     uses = frozenset()
+    data = "matrix"
     Params = CrispParams
 
     def __init__(self, params: CrispParams) -> None:

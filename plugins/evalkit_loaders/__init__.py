@@ -28,9 +28,10 @@ class DelimitedLoader(BaseComponent):
     """CSV or TSV: a header of class names, optionally a leading id/time column."""
 
     name = "csv"
+    kind = "matrix"
     suffixes = (".csv", ".tsv", ".txt")
 
-    def load(self, path: Path) -> LabelMatrix:
+    def load(self, path: Path, role: str) -> LabelMatrix:
         delimiter = "\t" if path.suffix == ".tsv" else ","
         with path.open(newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle, delimiter=delimiter))
@@ -76,9 +77,10 @@ class NpyLoader(BaseComponent):
     """A NumPy .npy array (samples x classes); classes are named by column index."""
 
     name = "npy"
+    kind = "matrix"
     suffixes = (".npy",)
 
-    def load(self, path: Path) -> LabelMatrix:
+    def load(self, path: Path, role: str) -> LabelMatrix:
         values = _numeric(np.load(path, allow_pickle=False), path)
         values = values[:, None] if values.ndim == 1 else values
         return LabelMatrix(values, tuple(str(i) for i in range(values.shape[-1])), None, str(path))
@@ -88,9 +90,10 @@ class NpzLoader(BaseComponent):
     """A NumPy .npz archive with `values` and optional `classes` and `ids` arrays."""
 
     name = "npz"
+    kind = "matrix"
     suffixes = (".npz",)
 
-    def load(self, path: Path) -> LabelMatrix:
+    def load(self, path: Path, role: str) -> LabelMatrix:
         with np.load(path, allow_pickle=False) as archive:
             if "values" not in archive.files:
                 raise DataError(
