@@ -133,10 +133,14 @@ def plugins(fmt: str) -> None:
         return
     console = Console()
     for kind in dict.fromkeys(e["kind"] for e in entries):
-        table = RichTable(title=f"{kind}s", title_justify="left", box=box.SIMPLE_HEAD)
-        for column in ("name", "distribution", "parameters", "summary"):
-            table.add_column(column, no_wrap=column != "summary")
-        for e in (e for e in entries if e["kind"] == kind):
+        plural = kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+        table = RichTable(title=plural, title_justify="left", box=box.SIMPLE_HEAD)
+        rows = [e for e in entries if e["kind"] == kind]
+        table.add_column("name", no_wrap=True, min_width=max(len(e["name"]) for e in rows))
+        table.add_column("distribution", no_wrap=True)
+        table.add_column("parameters", ratio=1)
+        table.add_column("summary", ratio=2)
+        for e in rows:
             params = ", ".join(f"{k}={v.get('default', '?')}" for k, v in e["params"].items())
             table.add_row(e["name"], e["distribution"], params, e["summary"])
         console.print(table)

@@ -42,9 +42,10 @@ class LabelMatrix:
         return len(self.values)
 
     def take(self, rows: np.ndarray) -> LabelMatrix:
-        """These rows, in this order; -1 is an empty row (all zero)."""
+        """These rows, in this order; -1 is an empty row (all zero). Ids are dropped (the caller
+        knows the new ones)."""
         padded = np.vstack([self.values, np.zeros((1, self.values.shape[1]), self.values.dtype)])
-        return replace(self, values=padded[rows])
+        return replace(self, values=padded[rows], ids=None)
 
     def where(self, row: int, col: int) -> str:
         sample = f"sample {self.ids[row]!r} (row {row + 1})" if self.ids else f"row {row + 1}"

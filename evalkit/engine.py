@@ -157,13 +157,14 @@ def summarize(
 ) -> Summary:
     """Fill and reduce the cardinality table chunk by chunk; chunk summaries merge by ``+``."""
     total = None
+    n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
     for start in _chunks(len(reference), progress):
         ref, pred = reference[start : start + CHUNK_ROWS], prediction[start : start + CHUNK_ROWS]
         table = rep.obj.cardinalities(
             ref, pred, tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj
         )
         who = rep.who + (f" with {tnorm.who}" if tnorm else "")
-        table.check(ref.shape, who)
+        table.check((len(ref), n_classes), who)
         part = Summary.of(table, sample_metrics, zero_division, who)
         total = part if total is None else total + part
     return total

@@ -41,9 +41,10 @@ class ItemSets:
         return replace(self, samples=self.samples[rows], ids=ids)
 
     def take(self, rows: np.ndarray) -> ItemSets:
-        """These samples, in this order; -1 is an empty sample."""
+        """These samples, in this order; -1 is an empty sample. Ids are dropped (the caller
+        knows the new ones)."""
         empty = tuple(() for _ in self.classes)
-        return replace(self, samples=tuple(self.samples[r] if r >= 0 else empty for r in rows))
+        return replace(self, samples=tuple(self.samples[r] if r >= 0 else empty for r in rows), ids=None)
 
     def select(self, classes: Sequence[str]) -> ItemSets:
         index = {c: i for i, c in enumerate(self.classes)}

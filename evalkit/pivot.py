@@ -45,9 +45,13 @@ def tables(results: Results) -> list[Table]:
 
 
 def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), index: Sequence[str] = INDEX) -> Table:
-    keys = [*index, *extra]
-    # Drop index columns that are empty everywhere (e.g. no similarity in a soft-label run).
-    keys = [k for k in keys if any(getattr(r, k) is not None for r in rows)]
+    keys = [k for k in (*index, *extra) if any(getattr(r, k) is not None for r in rows)]
+    # A label column with one value throughout (one system, one averaging...) moves to the title,
+    # which keeps the numbers in view on narrow terminals.
+    constant = [k for k in keys if len({getattr(r, k) for r in rows}) == 1 and len(keys) > 1]
+    if constant and len(rows) > 1:
+        title += " — " + ", ".join(f"{k}: {getattr(rows[0], k) or '—'}" for k in constant)
+        keys = [k for k in keys if k not in constant]
     columns = list(dict.fromkeys(column(r) for r in rows))
     cells: dict[tuple, dict[str, str]] = {}
     for r in rows:

@@ -330,3 +330,98 @@ TNORM_CHECKS: tuple[TNormCheck, ...] = (
     check_tnorm_associative,
     check_tnorm_float32,
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Similarities
+# ---------------------------------------------------------------------------------------------
+
+
+def check_similarity(
+    similarity: Any, items: list[Any], *, symmetric: bool = True, atol: float = 1e-12
+) -> None:
+    """Check that ``similarity`` keeps the Similarity protocol on ``items``; raise AssertionError
+    at the first failure.
+
+    The properties: ``matrix(xs, ys)`` has shape (len(xs), len(ys)) for xs and ys of different
+    lengths, empty lists included; the values are finite floats in [0, 1]; equal items (by ``==``)
+    have similarity 1 (within ``atol``), so the diagonal of ``matrix(items, items)`` is 1; passing
+    the same list object twice gives the same matrix as passing a copy; the inputs are not
+    modified; with ``symmetric``, ``matrix(ys, xs)`` is the transpose of ``matrix(xs, ys)``; and,
+    if the similarity has ``pairs``, ``pairs(xs, ys)`` equals the matrix on every (x, y) pair,
+    with shape (len(xs),) (also for empty lists).
+
+    Args:
+        similarity: an instance with ``matrix`` (and optionally ``pairs``).
+        items: at least two items it accepts; include duplicates and edge cases (for strings:
+            the empty string, non-ASCII text) to exercise more.
+        symmetric: also check that sim(x, y) = sim(y, x).
+        atol: the absolute tolerance of the comparisons between values.
+
+    Raises:
+        AssertionError: naming the similarity, the property and the first offending items.
+    """
+    kind = "similarity"
+    items = list(items)
+    if len(items) < 2:
+        raise ValueError("check_similarity needs at least two items")
+    xs, ys = items, items[::-1][: max(1, len(items) - 1)]  # different lengths and orders
+    before = (list(xs), list(ys))
+
+    def matrix(a: list[Any], b: list[Any]) -> np.ndarray:
+        out = similarity.matrix(a, b)
+        if not isinstance(out, np.ndarray) or out.dtype.kind != "f":
+            _fail(similarity, kind, f"matrix() returned {type(out).__name__} "
+                  f"{getattr(out, 'dtype', '')}, expected a floating numpy array")
+        if out.shape != (len(a), len(b)):
+            _fail(similarity, kind, f"matrix() of {len(a)} × {len(b)} items has shape "
+                  f"{out.shape}, expected {(len(a), len(b))}")
+        return out
+
+    def pair(m: np.ndarray, a: list[Any], b: list[Any]) -> str:
+        i, j = (int(k) for k in np.argwhere(m)[0])
+        return f"x={a[i]!r}, y={b[j]!r}"
+
+    for a, b in (([], ys), (xs, []), ([], [])):
+        matrix(a, b)
+    m = matrix(xs, ys)
+    bad = ~(np.isfinite(m) & (m >= 0) & (m <= 1))
+    if bad.any():
+        i, j = (int(k) for k in np.argwhere(bad)[0])
+        _fail(similarity, kind, f"value {float(m[i, j])!r} outside [0, 1] or not finite at "
+              f"{pair(bad, xs, ys)}")
+    if (list(xs), list(ys)) != before:
+        _fail(similarity, kind, "matrix() modified its input lists")
+
+    same = matrix(xs, xs)
+    copy = matrix(xs, list(xs))
+    bad = ~(np.abs(same - copy) <= atol)
+    if bad.any():
+        _fail(similarity, kind, f"matrix(xs, xs) differs from matrix(xs, list(xs)) at "
+              f"{pair(bad, xs, xs)}")
+    equal = np.array([[x == y for y in xs] for x in xs], dtype=bool)
+    bad = equal & ~(np.abs(same - 1) <= atol)
+    if bad.any():
+        _fail(similarity, kind, f"equal items have similarity {float(same[bad][0])!r}, not 1, at "
+              f"{pair(bad, xs, xs)}")
+
+    if symmetric:
+        bad = ~(np.abs(m - matrix(ys, xs).T) <= atol)
+        if bad.any():
+            _fail(similarity, kind, f"not symmetric: sim(x, y) != sim(y, x) at {pair(bad, xs, ys)}")
+
+    if hasattr(similarity, "pairs"):
+        left = [x for x in xs for _ in ys]
+        right = [y for _ in xs for y in ys]
+        got = np.asarray(similarity.pairs(left, right))
+        if got.shape != (len(left),):
+            _fail(similarity, kind, f"pairs() of {len(left)} pairs has shape {got.shape}, "
+                  f"expected {(len(left),)}")
+        bad = ~(np.abs(got - m.ravel()) <= atol)
+        if bad.any():
+            k = int(np.argwhere(bad)[0][0])
+            _fail(similarity, kind, f"pairs() gives {float(got[k])!r} but matrix() "
+                  f"{float(m.ravel()[k])!r} at x={left[k]!r}, y={right[k]!r}")
+        empty = np.asarray(similarity.pairs([], [])).shape
+        if empty != (0,):
+            _fail(similarity, kind, f"pairs([], []) has shape {empty}, expected (0,)")

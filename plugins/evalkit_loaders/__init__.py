@@ -1,8 +1,10 @@
-"""Label-matrix loaders: CSV/TSV with a header of class names, NumPy .npy and .npz."""
+"""Loaders. Membership matrices: CSV/TSV with a header of class names, NumPy .npy and .npz.
+Item lists: JSON Lines, and CSV/TSV with one item per row."""
 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import numpy as np
@@ -10,12 +12,13 @@ import numpy as np
 from evalkit import hookimpl
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError
+from evalkit.items import DEFAULT_CLASS, ItemSets
 from evalkit.protocols import BaseComponent
 
 
 @hookimpl
 def evalkit_register_loaders(register):
-    for cls in (DelimitedLoader, NpyLoader, NpzLoader):
+    for cls in (DelimitedLoader, NpyLoader, NpzLoader, JsonLinesItems, DelimitedItems):
         register(cls)
 
 
@@ -113,3 +116,56 @@ def _numeric(values: np.ndarray, path: Path) -> np.ndarray:
     if not np.issubdtype(values.dtype, np.number) and values.dtype != bool:
         raise DataError(f"{path}: values have dtype {values.dtype}; expected numbers")
     return values if np.issubdtype(values.dtype, np.floating) else values.astype(np.float64)
+
+
+class JsonLinesItems(BaseComponent):
+    """JSON Lines of item lists: {"id", "items"}, or {"id", "reference", "prediction"} for both sides."""
+
+    name = "jsonl"
+    kind = "items"
+    suffixes = (".jsonl", ".ndjson")
+
+    def load(self, path: Path, role: str) -> ItemSets:
+        ids, samples = [], []
+        with path.open(encoding="utf-8") as handle:
+            for line, text in enumerate(handle, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path}:{line}: not valid JSON ({exc.msg})") from None
+                key = "items" if isinstance(record, dict) and "items" in record else role
+                if not isinstance(record, dict) or key not in record:
+                    raise DataError(
+                        f"{path}:{line}: each line is an object with \"id\" and \"items\" (or "
+                        f"\"reference\" and \"prediction\"); this one has no {key!r}"
+                    )
+                ids.append(str(record.get("id", line)))
+                samples.append(record[key])
+        return ItemSets.from_python(samples, ids=ids, source=str(path))
+
+
+class DelimitedItems(BaseComponent):
+    """CSV/TSV with one item per row: columns id and item, optionally class (header required)."""
+
+    name = "csv_items"
+    kind = "items"
+    suffixes = (".csv", ".tsv")
+
+    def load(self, path: Path, role: str) -> ItemSets:
+        delimiter = "\t" if path.suffix == ".tsv" else ","
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle, delimiter=delimiter)
+            header = reader.fieldnames or []
+            if not {"id", "item"} <= set(header):
+                raise DataError(
+                    f"{path}:1: the header must name the columns id and item (and optionally "
+                    f"class); it has {', '.join(header) or 'nothing'}"
+                )
+            grouped: dict[str, dict[str, list[str]]] = {}
+            for row in reader:
+                cls = row.get("class") or DEFAULT_CLASS
+                grouped.setdefault(row["id"], {}).setdefault(cls, []).append(row["item"])
+        classes = list(dict.fromkeys(c for sample in grouped.values() for c in sample))
+        return ItemSets.from_python(list(grouped.values()), ids=list(grouped), classes=classes, source=str(path))

@@ -15,7 +15,7 @@ from evalkit.protocols import Array, BaseComponent
 
 @hookimpl
 def evalkit_register_metrics(register):
-    for cls in (Precision, Recall, F1, FBeta, Jaccard, KLDivergence):
+    for cls in (Precision, Recall, F1, FBeta, Jaccard, KLDivergence, *CARDINALITIES):
         register(cls)
 
 
@@ -70,6 +70,29 @@ class Jaccard(BaseComponent):
     def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
         # Clipped at 0: rounding may leave |G| + |P| − |G∩P| a hair below zero when all are ~0.
         return inter, np.maximum(ref + pred - inter, 0)
+
+
+def _cardinality(name: str, summary: str, value) -> type:
+    """A metric that reports a cardinality itself (as the ratio value / 1)."""
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        return value(ref, pred, inter), np.ones_like(ref)
+
+    doc = (
+        f"{summary}, summed over the averaging's unit: the whole data (micro), a class (macro, "
+        "none) or a sample (samples), then averaged as usual."
+    )
+    return type(name.title().replace("_", ""), (BaseComponent,), {"name": name, "__doc__": doc, "ratio": ratio})
+
+
+#: The cardinalities themselves, e.g. to check a paper's table: card(G), card(P), card(G ∪ P),
+#: card(G ∩ P); with one sample and one class they are exactly that sample's values.
+CARDINALITIES = (
+    _cardinality("card_ref", "|G|, the reference's cardinality", lambda ref, pred, inter: ref),
+    _cardinality("card_pred", "|P|, the prediction's cardinality", lambda ref, pred, inter: pred),
+    _cardinality("card_union", "|G ∪ P| = |G| + |P| − |G ∩ P|", lambda ref, pred, inter: ref + pred - inter),
+    _cardinality("card_inter", "|G ∩ P|, the intersection's cardinality", lambda ref, pred, inter: inter),
+)
 
 
 class KLDParams(BaseModel):
