@@ -63,10 +63,10 @@ def evaluate(
     return {k: np.array(v) if isinstance(v, list) else v for k, v in values.items()}
 
 
-def make_plan(config: RunConfig, registry: Registry, where) -> Plan:
+def make_plan(config: RunConfig, registry: Registry, where, base: Path | None = None) -> Plan:
     def axis(kind: str, key: str, specs) -> list:
         listed = isinstance(specs, list)
-        return resolve(registry, kind, as_list(specs), lambda i: where(key, i) if listed else where(key))
+        return resolve(registry, kind, as_list(specs), lambda i: where(key, i) if listed else where(key), base)
 
     return Plan(
         representations=axis("representation", "representation", config.representation),
@@ -84,7 +84,7 @@ def score(
     """Rows of every system of a config, and notes on what was done to the data (clipping)."""
     where = where or loaded.where
     cfg, data = loaded.config, loaded.config.data
-    plan = make_plan(cfg, registry, where)
+    plan = make_plan(cfg, registry, where, loaded.base)
     kind = plan.data_kind
 
     def load(source: Any, role: str, *path: str) -> Any:

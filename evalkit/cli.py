@@ -105,7 +105,7 @@ def validate(config: Path) -> None:
     """Check CONFIG without running it: structure, components, parameters, data files."""
     loaded = load_config(config)
     registry = default_registry()
-    make_plan(loaded.config, registry, loaded.where)
+    make_plan(loaded.config, registry, loaded.where, loaded.base)
     data = loaded.config.data
     sources = {("data", "reference"): data.reference}
     sources.update({("data", "systems", name): source for name, source in data.systems.items()})

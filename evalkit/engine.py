@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -43,11 +44,14 @@ class Component:
         return f"{self.kind} {self.label!r} (from {self.distribution})"
 
 
-def resolve(registry: Registry, kind: str, specs: Sequence[Any], where: Callable[[int], str]) -> list[Component]:
-    """Create each spec's component once; ``where(i)`` names the spec's place in the config."""
+def resolve(
+    registry: Registry, kind: str, specs: Sequence[Any], where: Callable[[int], str], base: Path | None = None
+) -> list[Component]:
+    """Create each spec's component once; ``where(i)`` names the spec's place in the config and
+    ``base`` is the folder that relative paths in parameters are resolved against."""
     components = []
     for index, spec in enumerate(specs):
-        obj = registry.create(kind, spec, where(index))
+        obj = registry.create(kind, spec, where(index), base)
         entry = registry.entry(kind, spec if isinstance(spec, str) else spec["name"])
         components.append(Component(label_of(obj), obj, kind, entry.distribution))
     labels = [c.label for c in components]

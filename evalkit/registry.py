@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,10 +86,14 @@ class Registry:
                 kind, name, self.names(kind), hint.strip(), where, suggest=not others
             ) from None
 
-    def create(self, kind: str, spec: str | Mapping[str, Any], where: str = "") -> Any:
+    def create(
+        self, kind: str, spec: str | Mapping[str, Any], where: str = "", base: Path | None = None
+    ) -> Any:
         """Instantiate a component from ``"name"`` or ``{"name": ..., **params}``.
 
-        ``where`` (e.g. ``"run.yaml:12: tnorm[2]"``) prefixes every error message.
+        ``where`` (e.g. ``"run.yaml:12: tnorm[2]"``) prefixes every error message. ``base`` (the
+        config file's folder) reaches the ``Params`` validators as ``info.context["base"]``, so a
+        parameter that is a path can be resolved against the config, not the working directory.
         """
         prefix = f"{where}: " if where else ""
         if isinstance(spec, str):
@@ -102,7 +107,7 @@ class Registry:
             )
         entry = self.entry(kind, name, where)
         try:
-            params = entry.cls.Params.model_validate(raw)
+            params = entry.cls.Params.model_validate(raw, context={"base": base or Path.cwd()})
         except ValidationError as exc:
             raise ConfigError(prefix + describe_validation_error(exc, entry)) from None
         return entry.cls(params)

@@ -200,3 +200,17 @@ def test_mixing_matrix_and_item_representations_is_explained():
         evalkit.run({"data": {"reference": [["a"]], "systems": {"s": [["a"]]}}, "representation": ["fuzzy", "exact_match"]})
     with pytest.raises(evalkit.errors.ConfigError, match="metrics kld read membership matrices"):
         evalkit.evaluate([["a"]], [["a"]], representation="exact_match", metrics=["kld"])
+
+
+def test_matrix_similarity_from_a_csv_next_to_the_config(tmp_path: Path):
+    (tmp_path / "judgments.csv").write_text("a,b,value\npupil,student,0.9\n")
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "data:\n  reference: [[student]]\n  systems: {s: [[pupil]]}\n"
+        "representation: threshold_match\nsimilarity: {name: matrix, file: judgments.csv}\nmetrics: [recall]\n"
+        "averaging: micro\n"
+    )
+    assert [r.value for r in evalkit.run(config).rows] == [1.0]  # 0.9 >= 0.8
+    config.write_text(config.read_text().replace("[[pupil]]", "[[teacher]]"))
+    with pytest.raises(DataError, match=r"no value for the pair \('student', 'teacher'\); add it to `values` or set `default:`"):
+        evalkit.run(config)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from evalkit import hookimpl
 from evalkit.errors import ConfigError, DataError
@@ -38,10 +38,19 @@ class GivenMatrixParams(BaseModel):
     values: list[tuple[str, str, float]] | None = Field(
         None, description="pairwise values as [item, item, value] triples (symmetric)"
     )
-    file: str | None = Field(None, description="a CSV of item,item,value rows (symmetric; header optional)")
+    file: Path | None = Field(
+        None, description="a CSV of item,item,value rows (symmetric; header optional), relative to the config"
+    )
     default: float | None = Field(
         None, ge=0, le=1, description="similarity of pairs not given; without it a missing pair is an error"
     )
+
+
+    @field_validator("file")
+    @classmethod
+    def _relative_to_config(cls, path: Path | None, info: ValidationInfo) -> Path | None:
+        base = (info.context or {}).get("base")
+        return base / path if path is not None and base is not None and not path.is_absolute() else path
 
 
 class GivenMatrix(BaseComponent):
@@ -58,7 +67,7 @@ class GivenMatrix(BaseComponent):
         super().__init__(params)
         if (params.values is None) == (params.file is None):
             raise ConfigError("similarity 'matrix': give exactly one of `values` (triples) or `file` (a CSV)")
-        triples = params.values if params.values is not None else _read_triples(Path(params.file))
+        triples = params.values if params.values is not None else _read_triples(params.file)
         self.table: dict[tuple[str, str], float] = {}
         for a, b, value in triples:
             if not 0 <= value <= 1:
