@@ -58,8 +58,8 @@ class ItemSets:
         return self.ids[row] if self.ids is not None else f"row {row + 1}"
 
     def by_sample(self, side: str) -> dict[str, list[Any]]:
-        """``{"<side> <sample>": all its items}``, for similarities that check their vocabulary."""
-        return {f"{side} {self.sample_name(i)}": [x for cell in s for x in cell] for i, s in enumerate(self.samples)}
+        """``{"<side>:<sample>": all its items}``, for similarities that check their vocabulary."""
+        return {f"{side}:{self.sample_name(i)}": [x for cell in s for x in cell] for i, s in enumerate(self.samples)}
 
     @classmethod
     def from_python(

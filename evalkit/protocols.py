@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo
 
 if TYPE_CHECKING:
     from evalkit.data import LabelMatrix
@@ -28,6 +28,17 @@ class NoParams(BaseModel):
     """The parameter model of a component that takes none."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def _against_config(path: Path, info: ValidationInfo) -> Path:
+    base = (info.context or {}).get("base")
+    path = path.expanduser()
+    return base / path if base is not None and not path.is_absolute() else path
+
+
+#: A parameter that is a file: a relative path is taken relative to the config file's folder
+#: (from Python, the working directory).
+ConfigPath = Annotated[Path, AfterValidator(_against_config)]
 
 
 class BaseComponent:

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit import hookimpl
 from evalkit.errors import ConfigError, DataError
-from evalkit.protocols import Array, BaseComponent
+from evalkit.protocols import Array, BaseComponent, ConfigPath
 
 
 @hookimpl
@@ -38,19 +38,12 @@ class GivenMatrixParams(BaseModel):
     values: list[tuple[str, str, float]] | None = Field(
         None, description="pairwise values as [item, item, value] triples (symmetric)"
     )
-    file: Path | None = Field(
+    file: ConfigPath | None = Field(
         None, description="a CSV of item,item,value rows (symmetric; header optional), relative to the config"
     )
     default: float | None = Field(
         None, ge=0, le=1, description="similarity of pairs not given; without it a missing pair is an error"
     )
-
-
-    @field_validator("file")
-    @classmethod
-    def _relative_to_config(cls, path: Path | None, info: ValidationInfo) -> Path | None:
-        base = (info.context or {}).get("base")
-        return base / path if path is not None and base is not None and not path.is_absolute() else path
 
 
 class GivenMatrix(BaseComponent):
