@@ -105,13 +105,13 @@ def validate(config: Path) -> None:
     """Check CONFIG without running it: structure, components, parameters, data files."""
     loaded = load_config(config)
     registry = default_registry()
-    make_plan(loaded.config, registry, loaded.where, loaded.base)
+    plan = make_plan(loaded.config, registry, loaded.where, loaded.base)
     data = loaded.config.data
     sources = {("data", "reference"): data.reference}
     sources.update({("data", "systems", name): source for name, source in data.systems.items()})
     for path, source in sources.items():
         if isinstance(source, str):
-            find_loader(source, loaded.base, loaded.where(*path), registry)
+            find_loader(source, loaded.base, loaded.where(*path), registry, plan.data_kind)
     click.echo(f"{config}: ok")
 
 

@@ -137,3 +137,9 @@ def test_progress_reports_every_row_of_every_combination(tmp_path: Path):
     # Per system: fuzzy x 2 T-norms + crisp = 3 table passes, plus one pass for both data metrics.
     assert starts == [("start", "a", 4 * 40_000), ("start", "b", 4 * 40_000)]
     assert sum(e[1] for e in events if e[0] == "advance") == 2 * 4 * 40_000
+
+
+def test_every_bundled_config_validates(root: Path):
+    for config in sorted((root / "configs").glob("*.yaml")):
+        done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(config)], capture_output=True, text=True)
+        assert done.returncode == 0, (config.name, done.stderr)

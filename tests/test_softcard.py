@@ -214,3 +214,20 @@ def test_matrix_similarity_from_a_csv_next_to_the_config(tmp_path: Path):
     config.write_text(config.read_text().replace("[[pupil]]", "[[teacher]]"))
     with pytest.raises(DataError, match=r"no value for the pair \('student', 'teacher'\); add it to `values` or set `default:`"):
         evalkit.run(config)
+
+
+def test_large_documents_are_scored_as_blocks_with_the_same_values(monkeypatch):
+    """Documents above BLOCK_ITEMS items use one matrix; below, batched pairs: same numbers."""
+    import evalkit_softcard
+
+    rng = np.random.default_rng(9)
+    letters = np.array(list("abcdef"))
+    docs = [["".join(rng.choice(letters, 4)) for _ in range(n)] for n in (3, 40, 70, 0)]
+    preds = [["".join(rng.choice(letters, 4)) for _ in range(n)] for n in (50, 2, 30, 5)]
+    kwargs = dict(similarity="levenshtein", averaging="none", metrics=CARDS)
+    mixed = evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)
+    crisp_star = evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)
+    monkeypatch.setattr(evalkit_softcard, "BLOCK_ITEMS", 10**9)  # everything as pairs
+    for key in CARDS:
+        np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)[key], mixed[key], rtol=1e-12)
+        np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)[key], crisp_star[key], rtol=1e-12)

@@ -27,11 +27,14 @@ def evalkit_register_set_representations(register):
         register(cls)
 
 
-class Cells:
-    """The (sample, class) cells of a batch, flattened: every cell's items G ⧺ P in one list.
+#: A cell with at least this many items (G ⧺ P) is scored as one matrix: for large documents one
+#: cdist-style call is many times faster than their k² element-wise pairs; many small documents
+#: are faster scored together in one ``pairs`` call.
+BLOCK_ITEMS = 64
 
-    ``pairs(i)`` style index arrays let a similarity score all within-cell pairs in one call.
-    """
+
+class Cells:
+    """The (sample, class) cells of a batch, flattened: every cell's items G ⧺ P in one list."""
 
     def __init__(self, reference: ItemSets, prediction: ItemSets) -> None:
         self.shape = (len(reference), len(reference.classes))
@@ -52,58 +55,59 @@ class Cells:
         position = np.arange(len(items)) - np.repeat(self.offset, self.size)
         self.in_ref = position < np.repeat(self.n_ref, self.size)
 
-    def all_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Global item indices (I, J) of every ordered pair within each cell, row-major per cell."""
-        squares = self.size**2
-        start = np.repeat(np.concatenate([[0], np.cumsum(squares)[:-1]]), squares)
-        t = np.arange(squares.sum()) - start
-        k = np.repeat(self.size, squares)
-        base = np.repeat(self.offset, squares)
-        return base + t // k, base + t % k
+    def ref_items(self, cell: int) -> list[Any]:
+        return self.items[self.offset[cell] : self.offset[cell] + self.n_ref[cell]].tolist()
 
-    def cross_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Global item indices (I in G, J in P) of every reference x prediction pair per cell."""
-        counts = self.n_ref * self.n_pred
-        start = np.repeat(np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    def pred_items(self, cell: int) -> list[Any]:
+        start = self.offset[cell] + self.n_ref[cell]
+        return self.items[start : start + self.n_pred[cell]].tolist()
+
+    def pairs(self, cells: np.ndarray, cross: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Global item indices (I, J) of the pairs of the given cells, row-major per cell: every
+        ordered pair within G ⧺ P, or (``cross``) every reference x prediction pair."""
+        rows = self.n_ref[cells] if cross else self.size[cells]
+        cols = self.n_pred[cells] if cross else self.size[cells]
+        counts = rows * cols
+        start = np.repeat(np.cumsum(counts) - counts, counts)
         t = np.arange(counts.sum()) - start
-        n_pred = np.repeat(self.n_pred, counts)
-        base = np.repeat(self.offset, counts)
-        return base + t // n_pred, base + np.repeat(self.n_ref, counts) + t % n_pred
+        per_row = np.repeat(cols, counts)
+        base = np.repeat(self.offset[cells], counts)
+        col_base = base + (np.repeat(self.n_ref[cells], counts) if cross else 0)
+        return base + t // per_row, col_base + t % per_row
 
     def per_cell(self, weights: np.ndarray, items: np.ndarray) -> np.ndarray:
         """Sum ``weights`` of the selected items per cell, as a (samples, classes) array."""
         totals = np.bincount(self.cell_of_item[items], weights=weights, minlength=len(self.size))
         return totals.reshape(self.shape)
 
+    def as_blocks(self, similarity: Similarity) -> np.ndarray:
+        """Which cells to score one matrix each (large ones, or all if there is no ``pairs``)."""
+        if not hasattr(similarity, "pairs"):
+            return self.size > 0
+        return self.size >= BLOCK_ITEMS
 
-def similarities(similarity: Similarity, cells: Cells, pairs: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """sim(items[I], items[J]) for the index pairs: one ``pairs`` call when the similarity has it,
-    else one ``matrix`` per cell (same row-major order)."""
-    i, j = pairs
-    if not len(i):
-        return np.zeros(0)
-    if hasattr(similarity, "pairs"):
-        values = similarity.pairs(cells.items[i].tolist(), cells.items[j].tolist())
-    else:
-        values = _by_cell_matrices(similarity, cells, i, j)
+
+def checked(similarity: Similarity, values: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A similarity's output as float64, after checking its shape and range (its contract)."""
     values = np.asarray(values, dtype=np.float64)
-    if values.shape != i.shape or not (values.min() >= 0 and values.max() <= 1):
+    if values.shape != shape or (values.size and not (values.min() >= 0 and values.max() <= 1)):
+        found = f"[{values.min():g}, {values.max():g}]" if values.size else "no values"
         raise PluginContractError(
-            f"similarity {similarity.name!r} returned values of shape {values.shape} with range "
-            f"[{values.min():g}, {values.max():g}]; expected shape {i.shape} in [0, 1]"
+            f"similarity {similarity.name!r} returned shape {values.shape} with range {found}; "
+            f"expected shape {shape} with values in [0, 1]"
         )
     return values
 
 
-def _by_cell_matrices(similarity: Similarity, cells: Cells, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    cell = cells.cell_of_item[i]
-    bounds = np.flatnonzero(np.diff(cell)) + 1
-    parts = []
-    for lo, hi in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [len(i)]])):
-        rows, cols = np.unique(i[lo:hi]), np.unique(j[lo:hi])
-        block = np.asarray(similarity.matrix(cells.items[rows].tolist(), cells.items[cols].tolist()))
-        parts.append(block.ravel())
-    return np.concatenate(parts)
+def pair_similarities(similarity: Similarity, cells: Cells, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    if not len(i):
+        return np.zeros(0)
+    return checked(similarity, similarity.pairs(cells.items[i].tolist(), cells.items[j].tolist()), i.shape)
+
+
+def power(sim: np.ndarray, p: float) -> np.ndarray:
+    """sim^p in place (p = 1, the default, costs nothing)."""
+    return sim if p == 1 else np.power(sim, p, out=sim)
 
 
 class SoftCardinalityParams(BaseModel):
@@ -126,14 +130,23 @@ class SoftCardinality(BaseComponent):
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
         cells = Cells(reference, prediction)
-        i, j = cells.all_pairs()
-        sim = similarities(similarity, cells, (i, j))
-        if self.params.p != 1:
-            sim = sim**self.params.p
-        n = len(cells.items)
-        same_side = cells.in_ref[i] == cells.in_ref[j]
-        union = np.bincount(i, weights=sim, minlength=n)  # over G ⧺ P
-        own = np.bincount(i, weights=sim * same_side, minlength=n)  # over the item's own set
+        n, p = len(cells.items), self.params.p
+        union = np.zeros(n)  # Σ_j sim^p over G ⧺ P, per item
+        own = np.zeros(n)  # Σ_j sim^p over the item's own set
+        blocks = cells.as_blocks(similarity)
+        for cell in np.flatnonzero(blocks):
+            start, g, k = cells.offset[cell], cells.n_ref[cell], cells.size[cell]
+            items = cells.items[start : start + k].tolist()
+            sim = power(checked(similarity, similarity.matrix(items, items), (k, k)), p)
+            # Each block read once: own-set sums, plus the other set's for the union.
+            own[start : start + g] = sim[:g, :g].sum(axis=1)
+            own[start + g : start + k] = sim[g:, g:].sum(axis=1)
+            union[start : start + g] = own[start : start + g] + sim[:g, g:].sum(axis=1)
+            union[start + g : start + k] = own[start + g : start + k] + sim[g:, :g].sum(axis=1)
+        i, j = cells.pairs(np.flatnonzero(~blocks), cross=False)
+        sim = power(pair_similarities(similarity, cells, i, j), p)
+        union += np.bincount(i, weights=sim, minlength=n)
+        own += np.bincount(i, weights=sim * (cells.in_ref[i] == cells.in_ref[j]), minlength=n)
         if n and (union.min() <= 0 or own.min() <= 0):
             item = cells.items[np.argmin(own)]
             raise PluginContractError(
@@ -196,14 +209,20 @@ class ThresholdMatch(BaseComponent):
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
         cells = Cells(reference, prediction)
-        i, j = cells.cross_pairs()
-        sim = similarities(similarity, cells, (i, j))
+        threshold = self.params.threshold
         matched = np.zeros(len(cells.size))
-        counts = cells.n_ref * cells.n_pred
-        ends = np.cumsum(counts)
-        for cell in np.flatnonzero(counts):
-            block = sim[ends[cell] - counts[cell] : ends[cell]].reshape(cells.n_ref[cell], cells.n_pred[cell])
-            matched[cell] = max_matching(block, self.params.threshold)
+        both = (cells.n_ref > 0) & (cells.n_pred > 0)
+        blocks = cells.as_blocks(similarity) & both
+        for cell in np.flatnonzero(blocks):
+            g, p = cells.ref_items(cell), cells.pred_items(cell)
+            matched[cell] = max_matching(checked(similarity, similarity.matrix(g, p), (len(g), len(p))), threshold)
+        small = np.flatnonzero(both & ~blocks)
+        i, j = cells.pairs(small, cross=True)
+        sim = pair_similarities(similarity, cells, i, j)
+        ends = np.cumsum(cells.n_ref[small] * cells.n_pred[small])
+        for cell, end in zip(small, ends):
+            rows, cols = cells.n_ref[cell], cells.n_pred[cell]
+            matched[cell] = max_matching(sim[end - rows * cols : end].reshape(rows, cols), threshold)
         shape = cells.shape
         return CardinalityTable(
             cells.n_ref.reshape(shape).astype(np.float64), cells.n_pred.reshape(shape).astype(np.float64),

@@ -154,11 +154,16 @@ class StringSimilarity(BaseComponent):
             DataError: an item is not a string.
         """
         items = list(items)
-        for item in items:
+        try:
+            # Each distinct string is prepared once: batched pairs repeat every item many times.
+            distinct = list(dict.fromkeys(items))
+        except TypeError:  # an unhashable item (a list, a mapping) is not a string
+            raise _not_text(self.name, next(x for x in items if not isinstance(x, str))) from None
+        for item in distinct:
             if not isinstance(item, str):
                 raise _not_text(self.name, item)
         p = self.params
-        out = [unicodedata.normalize("NFC", s) for s in items]
+        out = [unicodedata.normalize("NFC", s) for s in distinct]
         if p.case_fold:
             out = [s.casefold() for s in out]
         if p.accent_fold:
@@ -167,7 +172,8 @@ class StringSimilarity(BaseComponent):
             out = [" ".join(s.split()) for s in out]
         if p.case_fold or p.accent_fold:
             out = [unicodedata.normalize("NFC", s) for s in out]
-        return out
+        prepared = dict(zip(distinct, out))
+        return [prepared[x] for x in items]
 
     def _both(self, xs: Sequence[Any], ys: Sequence[Any]) -> tuple[list[str], list[str]]:
         a = self.prepare(xs)
