@@ -24,12 +24,9 @@ numpy floor, at least 20x faster than scikit-learn, peak extra memory at most tw
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
-import io
 import os
 import platform
-import pstats
 import sys
 import time
 import tracemalloc
@@ -40,6 +37,7 @@ from typing import Any
 import numpy as np
 
 import evalkit
+from timing import best_time, met, profile
 from evalkit.plugins import default_registry
 
 METRICS = ("precision", "recall", "f1")
@@ -150,16 +148,6 @@ def crisp_numpy(y_true: np.ndarray, y_pred: np.ndarray) -> Values:
 # -------------------------------------------------------------------------------- measurement
 
 
-def best_time(fn: Callable[..., Any], args: tuple, repeat: int) -> tuple[float, Any]:
-    """Best of ``repeat`` wall times (after one untimed warm-up call), and the last result."""
-    result = fn(*args)  # warm-up: imports, plugin registry, page faults
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn(*args)
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def peak_memory(fn: Callable[..., Any], args: tuple) -> int:
@@ -180,14 +168,6 @@ def max_rel_diff(ours: Values, truth: Values) -> float:
     return max(abs(ours[k] - truth[k]) / abs(truth[k]) for k in KEYS)
 
 
-def profile(fn: Callable[..., Any], args: tuple, top: int = 15) -> str:
-    profiler = cProfile.Profile()
-    profiler.enable()
-    fn(*args)
-    profiler.disable()
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    return out.getvalue()
 
 
 def blas_info() -> str:
@@ -276,8 +256,6 @@ def main(argv: list[str] | None = None) -> int:
         ok = ok and d_sk <= 1e-12
     print("correctness:", "OK" if ok else "FAILED")
 
-    def met(flag: bool) -> str:
-        return "yes" if flag else "**NO**"
 
     print()
     print(f"## Timings (best of {args.repeat}; scikit-learn best of {args.sklearn_repeat}, binarization excluded)")

@@ -33,12 +33,9 @@ Run as a script, not a test::
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
-import io
 import os
 import platform
-import pstats
 import sys
 import time
 from collections.abc import Callable
@@ -50,6 +47,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 import evalkit
+from timing import best_time, met, profile
 from evalkit.plugins import default_registry
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -183,16 +181,6 @@ def pairs_floor_docs(reference: list[list[str]], prediction: list[list[str]], ch
 # -------------------------------------------------------------------------------- measurement
 
 
-def best_time(fn: Callable[..., Any], args: tuple, repeat: int) -> tuple[float, Any]:
-    """Best of ``repeat`` wall times after one untimed warm-up call, and the last result."""
-    result = fn(*args)
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn(*args)
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def once(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
@@ -202,19 +190,8 @@ def once(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def profile(fn: Callable[..., Any], args: tuple, top: int = 14) -> str:
-    profiler = cProfile.Profile()
-    profiler.enable()
-    fn(*args)
-    profiler.disable()
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    text = out.getvalue()
-    return text[text.index("   ncalls"):].rstrip() if "   ncalls" in text else text
 
 
-def met(flag: bool) -> str:
-    return "yes" if flag else "**NO**"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -324,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| plain Python, extrapolated to {args.docs:,} | {per_doc_plain * args.docs:,.0f} s | | |")
     print()
     print(f"evalkit is {per_doc_plain / (t_all / args.docs):,.0f}x faster per document than the plain-Python loop.")
-    print(f"samples-averaged over all documents: " + ", ".join(f"{m} {float(v_all[m]):.6f}" for m in METRICS))
+    print("samples-averaged over all documents: " + ", ".join(f"{m} {float(v_all[m]):.6f}" for m in METRICS))
     print(f"check on the first {k} documents: per-document max |evalkit - plain| {d_doc:.1e}, "
           f"mean of the sample {d_mean:.1e} (tolerance {ATOL:g}): {'OK' if ok_b else 'FAILED'}")
     if args.profile:

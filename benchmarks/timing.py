@@ -1,0 +1,40 @@
+"""Timing helpers shared by the benchmark scripts (run from the repository root)."""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import io
+import pstats
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def best_time(fn: Callable[..., Any], args: tuple, repeat: int) -> tuple[float, Any]:
+    """Best of ``repeat`` wall times after one untimed warm-up call (imports, plugin registry,
+    page faults), and the last result."""
+    result = fn(*args)
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn(*args)
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def profile(fn: Callable[..., Any], args: tuple, top: int = 15) -> str:
+    """The ``top`` functions by own time of one call, as cProfile prints them."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    fn(*args)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    text = out.getvalue()
+    return text[text.index("   ncalls"):].rstrip() if "   ncalls" in text else text
+
+
+def met(flag: bool) -> str:
+    return "yes" if flag else "**NO**"
