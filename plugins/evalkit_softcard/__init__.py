@@ -138,11 +138,12 @@ class SoftCardinality(BaseComponent):
             start, g, k = cells.offset[cell], cells.n_ref[cell], cells.size[cell]
             items = cells.items[start : start + k].tolist()
             sim = power(checked(similarity, similarity.matrix(items, items), (k, k)), p)
-            # Each block read once: own-set sums, plus the other set's for the union.
-            own[start : start + g] = sim[:g, :g].sum(axis=1)
-            own[start + g : start + k] = sim[g:, g:].sum(axis=1)
-            union[start : start + g] = own[start : start + g] + sim[:g, g:].sum(axis=1)
-            union[start + g : start + k] = own[start + g : start + k] + sim[g:, :g].sum(axis=1)
+            # Each element read once: own-set sums, plus the other set's for the union. (Not BLAS:
+            # its idle threads spin and slow the similarity's own threads down by half.)
+            own[start : start + g] = np.einsum("ij->i", sim[:g, :g])
+            own[start + g : start + k] = np.einsum("ij->i", sim[g:, g:])
+            union[start : start + g] = own[start : start + g] + np.einsum("ij->i", sim[:g, g:])
+            union[start + g : start + k] = own[start + g : start + k] + np.einsum("ij->i", sim[g:, :g])
         i, j = cells.pairs(np.flatnonzero(~blocks), cross=False)
         sim = power(pair_similarities(similarity, cells, i, j), p)
         union += np.bincount(i, weights=sim, minlength=n)
