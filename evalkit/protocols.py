@@ -77,6 +77,9 @@ class Similarity(Component, Protocol):
     - ``check(samples)``: called once per run with ``{sample id: [items]}`` for every sample of
       both sides, to reject unusable items (e.g. words missing from a vector model) with the
       samples they occur in, before anything is computed.
+
+    A class attribute ``symmetric = True`` promises sim(x, y) = sim(y, x) (and, as always,
+    sim(x, x) = 1), so that soft cardinality scores each unordered pair once.
     """
 
     def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array: ...

@@ -231,3 +231,18 @@ def test_large_documents_are_scored_as_blocks_with_the_same_values(monkeypatch):
     for key in CARDS:
         np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)[key], mixed[key], rtol=1e-12)
         np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)[key], crisp_star[key], rtol=1e-12)
+
+
+def test_symmetric_similarities_score_each_pair_once_with_the_same_values(monkeypatch):
+    from evalkit_strings import StringSimilarity
+
+    rng = np.random.default_rng(12)
+    vocab = ["cafe", "coffee", "caffe", "pizza", "plaza", "hotel", "motel", "tea", "the"]
+    docs_g = [list(rng.choice(vocab, rng.integers(0, 6))) for _ in range(40)]
+    docs_p = [list(rng.choice(vocab, rng.integers(0, 6))) for _ in range(40)]
+    kwargs = dict(representation={"name": "soft_cardinality", "p": 2}, similarity="jaro_winkler", averaging="none", metrics=CARDS)
+    once = evalkit.evaluate(docs_g, docs_p, **kwargs)
+    monkeypatch.setattr(StringSimilarity, "symmetric", False)
+    both_ways = evalkit.evaluate(docs_g, docs_p, **kwargs)
+    for key in CARDS:
+        np.testing.assert_allclose(once[key], both_ways[key], rtol=1e-12)

@@ -25,6 +25,7 @@ class Exact(BaseComponent):
     """1 for identical items, else 0: soft cardinality then equals crisp set counting."""
 
     name = "exact"
+    symmetric = True
 
     def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
         return np.array([[float(x == y) for y in ys] for x in xs]).reshape(len(xs), len(ys))
@@ -54,6 +55,7 @@ class GivenMatrix(BaseComponent):
     """
 
     name = "matrix"
+    symmetric = True  # every pair is stored both ways
     Params = GivenMatrixParams
 
     def __init__(self, params: GivenMatrixParams) -> None:

@@ -145,9 +145,19 @@ class SoftCardinality(BaseComponent):
             union[start : start + g] = own[start : start + g] + np.einsum("ij->i", sim[:g, g:])
             union[start + g : start + k] = own[start + g : start + k] + np.einsum("ij->i", sim[g:, :g])
         i, j = cells.pairs(np.flatnonzero(~blocks), cross=False)
+        if getattr(similarity, "symmetric", False):
+            # Each unordered pair once, counted for both items; sim(a, a) = 1 by contract.
+            i, j = i[i < j], j[i < j]
+            diagonal = np.bincount(np.flatnonzero(~blocks[cells.cell_of_item]), minlength=n)
+            union += diagonal
+            own += diagonal
         sim = power(pair_similarities(similarity, cells, i, j), p)
+        same_side = sim * (cells.in_ref[i] == cells.in_ref[j])
         union += np.bincount(i, weights=sim, minlength=n)
-        own += np.bincount(i, weights=sim * (cells.in_ref[i] == cells.in_ref[j]), minlength=n)
+        own += np.bincount(i, weights=same_side, minlength=n)
+        if getattr(similarity, "symmetric", False):
+            union += np.bincount(j, weights=sim, minlength=n)
+            own += np.bincount(j, weights=same_side, minlength=n)
         if n and (union.min() <= 0 or own.min() <= 0):
             item = cells.items[np.argmin(own)]
             raise PluginContractError(

@@ -123,6 +123,8 @@ def _not_text(similarity: str, item: Any, where: str = "", more: int = 0) -> Dat
 
 
 class StringSimilarity(BaseComponent):
+    symmetric = True  # every measure here is symmetric (evalkit.testing.check_similarity checks it)
+
     """Base of the string similarities: one rapidfuzz scorer, scaled to [0, 1].
 
     A subclass sets ``name``, ``scorer`` (a rapidfuzz scorer, wrapped in ``staticmethod``: the

@@ -168,6 +168,7 @@ class Word2Vec(BaseComponent):
     """
 
     name = "word2vec"
+    symmetric = True
     Params = Word2VecParams
 
     def __init__(self, params: Word2VecParams, *, registry: Any = None) -> None:
