@@ -112,6 +112,8 @@ def validate(config: Path) -> None:
     for path, source in sources.items():
         if isinstance(source, str):
             find_loader(source, loaded.base, loaded.where(*path), registry, plan.data_kind)
+        elif isinstance(source, dict) and "path" in source:
+            find_loader(source["path"], loaded.base, loaded.where(*path), registry, plan.data_kind, source.get("loader"))
     click.echo(f"{config}: ok")
 
 

@@ -137,8 +137,10 @@ class Averaging(Component, Protocol):
 @runtime_checkable
 class Loader(Component, Protocol):
     """Reads a file as ``kind`` data: "matrix" (:class:`evalkit.data.LabelMatrix`) or "items"
-    (:class:`evalkit.items.ItemSets`); chosen by kind and file suffix. ``role`` is "reference" or
-    "prediction", for files that hold both sides.
+    (:class:`evalkit.items.ItemSets`); chosen by kind and file suffix (``"/"`` for a folder).
+    ``role`` is "reference" or "prediction", for files that hold both sides. When loaders of one
+    kind share a suffix, an optional ``sniff(path) -> bool`` says whether a file is theirs; a
+    config can also name the loader: ``{path: events.tsv, loader: events}``.
     """
 
     kind: ClassVar[str]

@@ -28,8 +28,9 @@ def load_source(
     """
     if isinstance(source, (LabelMatrix, ItemSets)):
         data = source
-    elif isinstance(source, (str, Path)):
-        loader, full = find_loader(source, base, where, registry, kind)
+    elif isinstance(source, (str, Path)) or (isinstance(source, dict) and "path" in source):
+        path, name = (source, None) if isinstance(source, (str, Path)) else _file_spec(source, where)
+        loader, full = find_loader(path, base, where, registry, kind, name)
         data = loader.load(full, role)
     elif kind == "items":
         data = _items_from_python(source, where, classes)
@@ -55,24 +56,50 @@ def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str]) -> Label
 
 
 def find_loader(
-    path: str | Path, base: Path, where: str, registry: Registry, kind: str = "matrix"
+    path: str | Path, base: Path, where: str, registry: Registry, kind: str = "matrix",
+    name: str | None = None,
 ) -> tuple[Any, Path]:
-    """The loader of ``kind`` data for a file, and its full path; errors if it is missing or
-    no loader reads it."""
+    """The loader of ``kind`` data for a file (or folder), and its full path.
+
+    ``name`` picks a loader explicitly. Otherwise the loaders of ``kind`` whose ``suffixes``
+    match (``"/"`` stands for a folder) are candidates; when several match, those whose optional
+    ``sniff(path)`` accepts the file are kept, and it must leave exactly one.
+    """
     path = Path(path)
     full = path if path.is_absolute() else base / path
-    if not full.is_file():
+    if not full.exists():
         raise DataError(f"{where}: no such data file {str(path)!r} (looked for {full})")
-    loaders = [registry.create("loader", name) for name in registry.names("loader")]
+    if name is not None:
+        loader = registry.create("loader", name, where)
+        if loader.kind != kind:
+            raise DataError(f"{where}: loader {name!r} reads {loader.kind} data, but this run reads {kind}")
+        return loader, full
+    suffix = "/" if full.is_dir() else full.suffix.lower()
+    loaders = [registry.create("loader", n) for n in registry.names("loader")]
     loaders = [loader for loader in loaders if loader.kind == kind]
-    for loader in loaders:
-        if full.suffix.lower() in loader.suffixes:
-            return loader, full
-    known = sorted(s for loader in loaders for s in loader.suffixes)
+    candidates = [loader for loader in loaders if suffix in loader.suffixes]
+    if len(candidates) > 1:
+        candidates = [loader for loader in candidates if not hasattr(loader, "sniff") or loader.sniff(full)]
+    if len(candidates) == 1:
+        return candidates[0], full
+    if candidates:
+        names = ", ".join(loader.name for loader in candidates)
+        raise DataError(
+            f"{where}: several loaders read {full.name} as {kind} data ({names}); name one: "
+            f"{{path: {path}, loader: {candidates[0].name}}}"
+        )
+    known = sorted({s for loader in loaders for s in loader.suffixes})
+    what = "folders" if suffix == "/" else f"{suffix or 'files without a suffix'!r} files"
     raise DataError(
-        f"{where}: no loader reads {full.suffix or 'files without a suffix'!r} files as {kind} data "
-        f"({full}); known suffixes: {', '.join(known)}"
+        f"{where}: no loader reads {what} as {kind} data ({full}); known suffixes: {', '.join(known)}"
     )
+
+
+def _file_spec(source: dict[str, Any], where: str) -> tuple[str, str | None]:
+    unknown = set(source) - {"path", "loader"}
+    if unknown:
+        raise DataError(f"{where}: a file source takes `path` and optionally `loader`; unknown {sorted(unknown)}")
+    return source["path"], source.get("loader")
 
 
 def _items_from_python(source: Any, where: str, classes: Sequence[str] | None) -> ItemSets:

@@ -153,6 +153,12 @@ class DelimitedItems(BaseComponent):
     kind = "items"
     suffixes = (".csv", ".tsv")
 
+    def sniff(self, path: Path) -> bool:
+        """A header naming the columns id and item."""
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            header = next(csv.reader(handle, delimiter="\t" if path.suffix == ".tsv" else ","), [])
+        return {"id", "item"} <= set(header)
+
     def load(self, path: Path, role: str) -> ItemSets:
         delimiter = "\t" if path.suffix == ".tsv" else ","
         with path.open(newline="", encoding="utf-8-sig") as handle:
