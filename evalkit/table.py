@@ -28,17 +28,29 @@ CHUNK_ROWS = 16384
 
 @dataclass(frozen=True)
 class CardinalityTable:
-    """``|G|``, ``|P|`` and ``|G ∩ P|`` for each (sample, class) cell, each of shape (n, C)."""
+    """``|G|``, ``|P|`` and ``|G ∩ P|`` for each (sample, class) cell, each of shape (n, C).
+
+    A representation whose overlap is measured differently from each side (Ziółko's fuzzy
+    precision and recall: the matched mass of the prediction is not that of the reference) also
+    gives ``matched_pred`` (for precision) and ``matched_ref`` (for recall); then every metric
+    is taken as the function of P and R it is (see :func:`metric_value`).
+    """
 
     ref: Array
     pred: Array
     inter: Array
+    matched_ref: Array | None = None
+    matched_pred: Array | None = None
+
+    def columns(self) -> list[Array]:
+        extra = [] if self.matched_ref is None else [self.matched_ref, self.matched_pred]
+        return [self.ref, self.pred, self.inter, *extra]
 
     def check(self, shape: tuple[int, int], who: str) -> None:
         """Cheap vectorized checks at the plugin boundary: shape and non-negative (a NaN makes
         ``min`` NaN). Infinities show in the sums, which :meth:`Summary.of` checks."""
-        for column in ("ref", "pred", "inter"):
-            values = getattr(self, column)
+        names = ("ref", "pred", "inter", "matched_ref", "matched_pred")
+        for column, values in zip(names, self.columns()):
             if not isinstance(values, np.ndarray) or values.shape != shape:
                 got = getattr(values, "shape", type(values).__name__)
                 raise PluginContractError(
@@ -59,6 +71,33 @@ def divide(num: Array, den: Array, zero_division: float) -> Array:
     return out
 
 
+def metric_value(
+    metric: SetMetric, ref: Array, pred: Array, inter: Array, zero_division: float,
+    matched_ref: Array | None = None, matched_pred: Array | None = None,
+) -> Array:
+    """A set metric from (summed) cardinalities, with ``zero_division`` for 0/0.
+
+    With per-side matched masses, precision is ``matched_pred / pred``, recall
+    ``matched_ref / ref``, and any metric is evaluated at those P and R (:func:`metric_of_pr`).
+    """
+    if matched_ref is None:
+        return divide(*metric.ratio(ref, pred, inter), zero_division)
+    p, r = divide(matched_pred, pred, zero_division), divide(matched_ref, ref, zero_division)
+    return metric_of_pr(p, r, metric, zero_division)
+
+
+def metric_of_pr(p: Array, r: Array, metric: SetMetric, zero_division: float) -> Array:
+    """The metric at precision p and recall r.
+
+    Every set metric is a function of P and R alone: with |G ∩ P| = 1, |P| = 1/p, |G| = 1/r it
+    gives P = p, R = r, F1 = 2pr/(p + r), Fβ and Jaccard likewise (p or r = 0 gives 0).
+    """
+    p, r = np.asarray(p, dtype=np.float64), np.asarray(r, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        ref, pred = 1 / r, 1 / p
+    return divide(*metric.ratio(ref, pred, np.ones_like(ref)), zero_division)
+
+
 def column_sums(values: Array) -> Array:
     """Per-class sums of an (n, C) array, in float64 (see the module note on accuracy)."""
     total = np.zeros(values.shape[1], dtype=np.float64)
@@ -72,9 +111,10 @@ def column_sums(values: Array) -> Array:
 class Summary:
     """Sufficient statistics of a cardinality table for every averaging scheme.
 
-    ``ref``, ``pred``, ``inter``: per-class sums (C,). ``sample_sums[metric]`` (keyed by the metric instance): the sum of its
-    per-sample values and how many were defined (NaN under ``zero_division=nan``
-    is excluded, as scikit-learn does).
+    ``ref``, ``pred``, ``inter`` (and ``matched_ref``, ``matched_pred`` when the table has
+    them): per-class sums (C,). ``sample_sums[metric]`` (keyed by the metric instance): the sum
+    of its per-sample values and how many were defined (NaN under ``zero_division=nan`` is
+    excluded, as scikit-learn does).
     """
 
     ref: Array
@@ -82,6 +122,17 @@ class Summary:
     inter: Array
     n_samples: int
     sample_sums: dict[SetMetric, Array] = field(default_factory=dict)
+    matched_ref: Array | None = None
+    matched_pred: Array | None = None
+
+    def value(self, metric: SetMetric, zero_division: float, reduce=lambda column: column) -> Array:
+        """The metric of the per-class sums, after ``reduce`` (e.g. a total over classes)."""
+        extra = {} if self.matched_ref is None else {
+            "matched_ref": reduce(self.matched_ref), "matched_pred": reduce(self.matched_pred)
+        }
+        return metric_value(
+            metric, reduce(self.ref), reduce(self.pred), reduce(self.inter), zero_division, **extra
+        )
 
     @classmethod
     def of(
@@ -91,21 +142,25 @@ class Summary:
         sample_sums = {}
         if sample_metrics:
             ones = np.ones(table.ref.shape[1])
-            per_sample = [c.astype(np.float64, copy=False) @ ones for c in (table.ref, table.pred, table.inter)]
+            per_sample = [c.astype(np.float64, copy=False) @ ones for c in table.columns()]
             for metric in sample_metrics:
-                values = divide(*metric.ratio(*per_sample), zero_division)
+                values = metric_value(metric, *per_sample[:3], zero_division, *per_sample[3:])
                 defined = ~np.isnan(values)
                 sample_sums[metric] = np.array([values[defined].sum(), defined.sum()])
-        sums = [column_sums(c) for c in (table.ref, table.pred, table.inter)]
+        sums = [column_sums(c) for c in table.columns()]
         if not all(np.isfinite(s).all() for s in sums):
             raise PluginContractError(f"{who} returned infinite cardinalities; they must be finite")
-        return cls(*sums, len(table.ref), sample_sums)
+        return cls(*sums[:3], len(table.ref), sample_sums, *sums[3:])
 
     def __add__(self, other: Summary) -> Summary:
+        matched = (None, None) if self.matched_ref is None else (
+            self.matched_ref + other.matched_ref, self.matched_pred + other.matched_pred
+        )
         return Summary(
             self.ref + other.ref,
             self.pred + other.pred,
             self.inter + other.inter,
             self.n_samples + other.n_samples,
             {k: v + other.sample_sums[k] for k, v in self.sample_sums.items()},
+            *matched,
         )

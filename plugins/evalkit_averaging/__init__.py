@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from evalkit import hookimpl
 from evalkit.protocols import Array, BaseComponent, SetMetric
-from evalkit.table import Summary, divide
+from evalkit.table import Summary, metric_of_pr
 
 
 @hookimpl
@@ -22,7 +22,7 @@ def evalkit_register_averagings(register):
 
 
 def per_class(summary: Summary, metric: SetMetric, zero_division: float) -> Array:
-    return divide(*metric.ratio(summary.ref, summary.pred, summary.inter), zero_division)
+    return summary.value(metric, zero_division)
 
 
 def nan_average(values: Array, weights: Array | None = None) -> float:
@@ -46,8 +46,7 @@ class Micro(_ClassAveraging):
     name = "micro"
 
     def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
-        totals = (summary.ref.sum(), summary.pred.sum(), summary.inter.sum())
-        return float(divide(*metric.ratio(*totals), zero_division))
+        return float(summary.value(metric, zero_division, reduce=np.sum))
 
 
 class Macro(_ClassAveraging):
@@ -105,17 +104,6 @@ PRECISION = _Ratio("precision", lambda ref, pred, inter: (inter, pred))
 RECALL = _Ratio("recall", lambda ref, pred, inter: (inter, ref))
 
 
-def of_averaged_pr(p: float, r: float, metric: SetMetric, zero_division: float) -> float:
-    """The metric of an averaged precision p and recall r.
-
-    Every set metric is a function of P and R alone: with |G ∩ P| = 1, |P| = 1/p, |G| = 1/r it
-    gives P = p, R = r, F1 = 2pr/(p + r), Fβ and Jaccard likewise (p or r = 0 gives 0).
-    """
-    with np.errstate(divide="ignore"):
-        ref, pred = np.float64(1) / r, np.float64(1) / p
-    return float(divide(*metric.ratio(ref, pred, np.float64(1)), zero_division))
-
-
 class MacroPR(_ClassAveraging):
     """The metric of macro-averaged P and R (F = harmonic mean of macro-P and macro-R)."""
 
@@ -123,7 +111,7 @@ class MacroPR(_ClassAveraging):
 
     def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
         p, r = (nan_average(per_class(summary, m, zero_division)) for m in (PRECISION, RECALL))
-        return of_averaged_pr(p, r, metric, zero_division)
+        return float(metric_of_pr(p, r, metric, zero_division))
 
 
 class SamplesPR(_ClassAveraging):
@@ -136,4 +124,4 @@ class SamplesPR(_ClassAveraging):
 
     def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
         p, r = (sample_mean(summary, m) for m in (PRECISION, RECALL))
-        return of_averaged_pr(p, r, metric, zero_division)
+        return float(metric_of_pr(p, r, metric, zero_division))
