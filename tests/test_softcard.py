@@ -218,7 +218,7 @@ def test_matrix_similarity_from_a_csv_next_to_the_config(tmp_path: Path):
 
 def test_large_documents_are_scored_as_blocks_with_the_same_values(monkeypatch):
     """Documents above BLOCK_ITEMS items use one matrix; below, batched pairs: same numbers."""
-    import evalkit_softcard
+    import evalkit.cells
 
     rng = np.random.default_rng(9)
     letters = np.array(list("abcdef"))
@@ -227,7 +227,7 @@ def test_large_documents_are_scored_as_blocks_with_the_same_values(monkeypatch):
     kwargs = dict(similarity="levenshtein", averaging="none", metrics=CARDS)
     mixed = evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)
     crisp_star = evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)
-    monkeypatch.setattr(evalkit_softcard, "BLOCK_ITEMS", 10**9)  # everything as pairs
+    monkeypatch.setattr(evalkit.cells, "BLOCK_ITEMS", 10**9)  # everything as pairs
     for key in CARDS:
         np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)[key], mixed[key], rtol=1e-12)
         np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)[key], crisp_star[key], rtol=1e-12)
