@@ -78,9 +78,10 @@ def metric_value(
     """A set metric from (summed) cardinalities, with ``zero_division`` for 0/0.
 
     With per-side matched masses, precision is ``matched_pred / pred``, recall
-    ``matched_ref / ref``, and any metric is evaluated at those P and R (:func:`metric_of_pr`).
+    ``matched_ref / ref``, and any metric is evaluated at those P and R (:func:`metric_of_pr`),
+    except metrics that report the cardinalities themselves (``reads_cardinalities = True``).
     """
-    if matched_ref is None:
+    if matched_ref is None or getattr(metric, "reads_cardinalities", False):
         return divide(*metric.ratio(ref, pred, inter), zero_division)
     p, r = divide(matched_pred, pred, zero_division), divide(matched_ref, ref, zero_division)
     return metric_of_pr(p, r, metric, zero_division)

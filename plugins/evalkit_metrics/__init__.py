@@ -82,7 +82,8 @@ def _cardinality(name: str, summary: str, value) -> type:
         f"{summary}, summed over the averaging's unit: the whole data (micro), a class (macro, "
         "none) or a sample (samples), then averaged as usual."
     )
-    return type(name.title().replace("_", ""), (BaseComponent,), {"name": name, "__doc__": doc, "ratio": ratio})
+    attributes = {"name": name, "__doc__": doc, "ratio": ratio, "reads_cardinalities": True}
+    return type(name.title().replace("_", ""), (BaseComponent,), attributes)
 
 
 #: The cardinalities themselves, e.g. to check a paper's table: card(G), card(P), card(G ∪ P),

@@ -1,0 +1,215 @@
+"""Labelled time segments: length-based sets, fuzzy boundaries, segment overlap, Ziółko-style
+fuzzy precision and recall.
+
+Items are intervals ``(onset, offset)`` in seconds, per (file, class) cell. Fränti &
+Mariescu-Istodor, "Soft precision and recall", Section 4.5: a set of segments is measured by its
+length and an intersection by the shared length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalkit import hookimpl
+from evalkit.cells import Cells, cross_blocks
+from evalkit.errors import DataError
+from evalkit.items import ItemSets
+from evalkit.protocols import Array, BaseComponent, Similarity, TNorm
+from evalkit.table import CardinalityTable
+
+
+@hookimpl
+def evalkit_register_set_representations(register):
+    for cls in (Segments, FuzzySegments, FuzzyPR):
+        register(cls)
+
+
+@hookimpl
+def evalkit_register_similarities(register):
+    register(SegmentOverlap)
+
+
+def intervals(items: Sequence[Any], where: str = "") -> np.ndarray:
+    """Items as an (n, 2) float array of (onset, offset), checked."""
+    try:
+        values = np.array(items, dtype=np.float64).reshape(len(items), 2)
+    except (TypeError, ValueError):
+        raise DataError(
+            f"{where}segments are (onset, offset) pairs of numbers; got {list(items[:3])!r}"
+        ) from None
+    bad = ~np.isfinite(values).all(axis=1) | (values[:, 1] < values[:, 0]) | (values[:, 0] < 0)
+    if bad.any():
+        onset, offset = values[np.argmax(bad)]
+        raise DataError(
+            f"{where}segment ({onset:g}, {offset:g}) is not a valid interval: times must be "
+            "finite, non-negative, and the offset not before the onset"
+        )
+    return values
+
+
+def cell_intervals(cells: Cells, reference_side: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cell, onset, offset) of one side's intervals in a batch."""
+    mask = cells.in_ref if reference_side else ~cells.in_ref
+    values = intervals(cells.items[mask].tolist())
+    return cells.cell_of_item[mask], values[:, 0], values[:, 1]
+
+
+def merge(cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each cell's intervals as disjoint intervals (overlapping or touching ones merged)."""
+    if not len(cell):
+        return cell, onset, offset
+    order = np.lexsort((onset, cell))
+    cell, onset, offset = cell[order], onset[order], offset[order]
+    # A running maximum of the offsets within each cell: each cell is shifted above the previous.
+    span = float(offset.max() - onset.min()) + 1.0
+    reach = np.maximum.accumulate(offset + cell * span)
+    starts = np.ones(len(cell), dtype=bool)
+    starts[1:] = (cell[1:] != cell[:-1]) | (onset[1:] + cell[1:] * span > reach[:-1])
+    first = np.flatnonzero(starts)
+    return cell[first], onset[first], np.maximum.reduceat(offset, first)
+
+
+def lengths(merged: tuple[np.ndarray, np.ndarray, np.ndarray], n_cells: int) -> np.ndarray:
+    return np.bincount(merged[0], weights=merged[2] - merged[1], minlength=n_cells)
+
+
+def shared_length(ref: tuple, pred: tuple, n_cells: int) -> np.ndarray:
+    """Per cell, the length covered by both sides' disjoint intervals: one sweep over the sorted
+    boundaries, O((n + m) log(n + m)), no time grid."""
+    n, m = len(ref[0]), len(pred[0])
+    cell = np.concatenate([ref[0], ref[0], pred[0], pred[0]])
+    time = np.concatenate([ref[1], ref[2], pred[1], pred[2]])
+    step_ref = np.concatenate([np.ones(n), -np.ones(n), np.zeros(2 * m)])
+    step_pred = np.concatenate([np.zeros(2 * n), np.ones(m), -np.ones(m)])
+    order = np.lexsort((time, cell))
+    cell, time = cell[order], time[order]
+    both = (np.cumsum(step_ref[order]) > 0) & (np.cumsum(step_pred[order]) > 0)
+    # Between consecutive boundaries of one cell, both sides cover the gap iff both counts > 0.
+    gap = np.where(both[:-1] & (cell[1:] == cell[:-1]), np.diff(time), 0.0)
+    return np.bincount(cell[:-1], weights=gap, minlength=n_cells)
+
+
+class Segments(BaseComponent):
+    """Segments by length: |A| = length of the union, |G ∩ P| = shared length (exact sweep)."""
+
+    name = "segments"
+    uses = frozenset()
+    data = "items"
+
+    def cardinalities(
+        self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
+    ) -> CardinalityTable:
+        cells = Cells(reference, prediction)
+        n = len(cells.size)
+        ref, pred = merge(*cell_intervals(cells, True)), merge(*cell_intervals(cells, False))
+        columns = (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n))
+        return CardinalityTable(*(column.reshape(cells.shape) for column in columns))
+
+
+class FuzzySegmentsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ramp: float = Field(1.0, ge=0, description="width (s) of the linear ramp centred on every onset and offset")
+    onset_ramp: float | None = Field(None, ge=0, description="ramp width at onsets, if different")
+    offset_ramp: float | None = Field(None, ge=0, description="ramp width at offsets, if different")
+    tolerance: float = Field(
+        1e-9, gt=0, description="absolute error bound per cell when the T-norm needs quadrature"
+    )
+
+
+class FuzzySegments(BaseComponent):
+    """Segments with trapezoidal (fuzzy) boundaries: |A| = ∫μ dt, |G ∩ P| = ∫T(μ_G, μ_P) dt.
+
+    Exact for minimum, product and Łukasiewicz (piecewise-linear memberships); other T-norms by
+    adaptive quadrature to ``tolerance`` per cell, or an error if it cannot be reached.
+    """
+
+    name = "fuzzy_segments"
+    uses = frozenset({"tnorm"})
+    data = "items"
+    Params = FuzzySegmentsParams
+
+    def cardinalities(
+        self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
+    ) -> CardinalityTable:
+        from evalkit_segments.fuzzy_boundaries import fuzzy_cardinalities
+
+        cells = Cells(reference, prediction)
+        p = self.params
+        onset_ramp = p.ramp if p.onset_ramp is None else p.onset_ramp
+        offset_ramp = p.ramp if p.offset_ramp is None else p.offset_ramp
+        card_ref, card_pred, inter, error = fuzzy_cardinalities(
+            cell_intervals(cells, True), cell_intervals(cells, False), len(cells.size),
+            onset_ramp, offset_ramp, tnorm, p.tolerance,
+        )
+        if len(error) and error.max() > p.tolerance:
+            worst = int(np.argmax(error))
+            sample, cls = divmod(worst, cells.shape[1])
+            raise DataError(
+                f"fuzzy_segments with T-norm {tnorm.name!r}: the integral of sample "
+                f"{reference.sample_name(sample)!r}, class {reference.classes[cls]!r} has an "
+                f"error bound of {error[worst]:.3g}, above the tolerance {p.tolerance:g}; raise "
+                "`tolerance`, or use minimum, product or lukasiewicz (integrated exactly)"
+            )
+        return CardinalityTable(*(c.reshape(cells.shape) for c in (card_ref, card_pred, inter)))
+
+
+class SegmentOverlapParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    variant: Literal["max", "iou"] = Field(
+        "max", description="shared length over the longer segment's length (max) or over their union (iou)"
+    )
+
+
+class SegmentOverlap(BaseComponent):
+    """Shared length of two segments over the longer one's length (or over their union: iou)."""
+
+    name = "segment_overlap"
+    symmetric = True
+    Params = SegmentOverlapParams
+
+    def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
+        a, b = intervals(xs, "segment_overlap: "), intervals(ys, "segment_overlap: ")
+        return self._similarity(a[:, None, 0], a[:, None, 1], b[None, :, 0], b[None, :, 1])
+
+    def pairs(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
+        a, b = intervals(xs, "segment_overlap: "), intervals(ys, "segment_overlap: ")
+        return self._similarity(a[:, 0], a[:, 1], b[:, 0], b[:, 1])
+
+    def _similarity(self, on_a: Array, off_a: Array, on_b: Array, off_b: Array) -> Array:
+        shared = np.maximum(np.minimum(off_a, off_b) - np.maximum(on_a, on_b), 0)
+        len_a, len_b = off_a - on_a, off_b - on_b
+        scale = np.maximum(len_a, len_b) if self.params.variant == "max" else len_a + len_b - shared
+        ratio = np.divide(shared, scale, out=np.zeros(np.broadcast(shared, scale).shape), where=scale > 0)
+        # An identical segment is 1, also when it has zero length.
+        return np.where((on_a == on_b) & (off_a == off_b), 1.0, ratio)
+
+
+class FuzzyPR(BaseComponent):
+    """Ziółko-style fuzzy P/R: every segment scored by its most similar one on the other side.
+
+    Recall = Σ_g max_p sim(g, p) / |G| and precision = Σ_p max_g sim(p, g) / |P| (|·| counts
+    segments); F and the other metrics follow from P and R. |G ∩ P| reports the reference's
+    matched mass.
+    """
+
+    name = "fuzzy_pr"
+    uses = frozenset({"similarity"})
+    data = "items"
+
+    def cardinalities(
+        self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
+    ) -> CardinalityTable:
+        cells = Cells(reference, prediction)
+        matched_ref, matched_pred = np.zeros(len(cells.size)), np.zeros(len(cells.size))
+        for cell, sim in cross_blocks(similarity, cells):
+            matched_ref[cell] = sim.max(axis=1).sum()
+            matched_pred[cell] = sim.max(axis=0).sum()
+        shape = cells.shape
+        counts = [cells.n_ref.reshape(shape).astype(np.float64), cells.n_pred.reshape(shape).astype(np.float64)]
+        return CardinalityTable(
+            *counts, matched_ref.reshape(shape), matched_ref.reshape(shape), matched_pred.reshape(shape)
+        )
