@@ -125,11 +125,11 @@ def score_system(
     """Every row for one system: each combination of the axes, then the data metrics."""
     if progress:
         progress.start(system, plan.work(len(reference)))
-    if isinstance(reference, ItemSets):
+    checking = [s.obj for s in plan.similarities if hasattr(s.obj, "check")]
+    if checking and isinstance(reference, ItemSets):
         samples = {**reference.by_sample("reference"), **prediction.by_sample(system)}
-        for similarity in plan.similarities:
-            if hasattr(similarity.obj, "check"):
-                similarity.obj.check(samples)
+        for similarity in checking:
+            similarity.check(samples)
     rows: list[Row] = []
     sample_metrics = list({
         id(m): m for avg in plan.averagings for m in avg.obj.sample_metrics([c.obj for c in plan.set_metrics])

@@ -9,6 +9,7 @@ length and an intersection by the shared length.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
@@ -36,7 +37,8 @@ def evalkit_register_similarities(register):
 def intervals(items: Sequence[Any], where: str = "") -> np.ndarray:
     """Items as an (n, 2) float array of (onset, offset), checked."""
     try:
-        values = np.array(items, dtype=np.float64).reshape(len(items), 2)
+        flat = np.fromiter(chain.from_iterable(items), dtype=np.float64, count=2 * len(items))
+        values = flat.reshape(len(items), 2)
     except (TypeError, ValueError):
         raise DataError(
             f"{where}segments are (onset, offset) pairs of numbers; got {list(items[:3])!r}"
@@ -51,19 +53,22 @@ def intervals(items: Sequence[Any], where: str = "") -> np.ndarray:
     return values
 
 
-def cell_intervals(cells: Cells, reference_side: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cell, onset, offset) of one side's intervals in a batch."""
-    mask = cells.in_ref if reference_side else ~cells.in_ref
-    values = intervals(cells.items[mask].tolist())
-    return cells.cell_of_item[mask], values[:, 0], values[:, 1]
+def cell_intervals(data: ItemSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cell, onset, offset) of every interval of a batch; cells numbered sample-major."""
+    cells = [items for sample in data.samples for items in sample]
+    values = intervals(list(chain.from_iterable(cells)), f"{data.source}: ")
+    cell = np.repeat(np.arange(len(cells)), np.fromiter(map(len, cells), dtype=np.intp, count=len(cells)))
+    return cell, values[:, 0], values[:, 1]
 
 
 def merge(cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each cell's intervals as disjoint intervals (overlapping or touching ones merged)."""
     if not len(cell):
         return cell, onset, offset
-    order = np.lexsort((onset, cell))
-    cell, onset, offset = cell[order], onset[order], offset[order]
+    ordered = (cell[1:] > cell[:-1]) | ((cell[1:] == cell[:-1]) & (onset[1:] >= onset[:-1]))
+    if not ordered.all():  # loaders give sorted events; other sources are sorted here
+        order = np.lexsort((onset, cell))
+        cell, onset, offset = cell[order], onset[order], offset[order]
     # A running maximum of the offsets within each cell: each cell is shifted above the previous.
     span = float(offset.max() - onset.min()) + 1.0
     reach = np.maximum.accumulate(offset + cell * span)
@@ -103,11 +108,11 @@ class Segments(BaseComponent):
     def cardinalities(
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
-        cells = Cells(reference, prediction)
-        n = len(cells.size)
-        ref, pred = merge(*cell_intervals(cells, True)), merge(*cell_intervals(cells, False))
+        shape = (len(reference), len(reference.classes))
+        n = shape[0] * shape[1]
+        ref, pred = merge(*cell_intervals(reference)), merge(*cell_intervals(prediction))
         columns = (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n))
-        return CardinalityTable(*(column.reshape(cells.shape) for column in columns))
+        return CardinalityTable(*(column.reshape(shape) for column in columns))
 
 
 class FuzzySegmentsParams(BaseModel):
@@ -137,24 +142,24 @@ class FuzzySegments(BaseComponent):
     ) -> CardinalityTable:
         from evalkit_segments.fuzzy_boundaries import fuzzy_cardinalities
 
-        cells = Cells(reference, prediction)
+        shape = (len(reference), len(reference.classes))
         p = self.params
         onset_ramp = p.ramp if p.onset_ramp is None else p.onset_ramp
         offset_ramp = p.ramp if p.offset_ramp is None else p.offset_ramp
         card_ref, card_pred, inter, error = fuzzy_cardinalities(
-            cell_intervals(cells, True), cell_intervals(cells, False), len(cells.size),
+            cell_intervals(reference), cell_intervals(prediction), shape[0] * shape[1],
             onset_ramp, offset_ramp, tnorm, p.tolerance,
         )
         if len(error) and error.max() > p.tolerance:
             worst = int(np.argmax(error))
-            sample, cls = divmod(worst, cells.shape[1])
+            sample, cls = divmod(worst, shape[1])
             raise DataError(
                 f"fuzzy_segments with T-norm {tnorm.name!r}: the integral of sample "
                 f"{reference.sample_name(sample)!r}, class {reference.classes[cls]!r} has an "
                 f"error bound of {error[worst]:.3g}, above the tolerance {p.tolerance:g}; raise "
                 "`tolerance`, or use minimum, product or lukasiewicz (integrated exactly)"
             )
-        return CardinalityTable(*(c.reshape(cells.shape) for c in (card_ref, card_pred, inter)))
+        return CardinalityTable(*(c.reshape(shape) for c in (card_ref, card_pred, inter)))
 
 
 class SegmentOverlapParams(BaseModel):
