@@ -112,6 +112,8 @@ def align(reference: Aligned, prediction: Aligned, missing: str = "error") -> Al
     with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
     Works for any data with ``ids``, ``classes``, ``source``, ``len``, ``select`` and ``take``.
     """
+    if getattr(prediction, "absent_class_is_empty", False) and set(prediction.classes) < set(reference.classes):
+        prediction = prediction.select(reference.classes, fill=True)
     if set(prediction.classes) != set(reference.classes):
         missing_classes = [c for c in reference.classes if c not in prediction.classes]
         extra = [c for c in prediction.classes if c not in reference.classes]

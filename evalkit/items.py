@@ -46,13 +46,23 @@ class ItemSets:
         empty = tuple(() for _ in self.classes)
         return replace(self, samples=tuple(self.samples[r] if r >= 0 else empty for r in rows), ids=None)
 
-    def select(self, classes: Sequence[str]) -> ItemSets:
+    #: A class a system never mentions is an empty set for it, not an error (see evalkit.data.align).
+    absent_class_is_empty = True
+
+    def select(self, classes: Sequence[str], fill: bool = False) -> ItemSets:
+        """Only ``classes``, in this order; with ``fill``, a class not here gets empty lists."""
         index = {c: i for i, c in enumerate(self.classes)}
         missing = [c for c in classes if c not in index]
-        if missing:
-            raise DataError(f"{self.source}: no class {', '.join(map(repr, missing))}; it has: {', '.join(self.classes)}")
-        columns = [index[c] for c in classes]
-        return replace(self, samples=tuple(tuple(s[c] for c in columns) for s in self.samples), classes=tuple(classes))
+        if missing and not fill:
+            import difflib
+
+            hints = [
+                f"{m!r}" + (f" (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(m, self.classes, 1)) else "")
+                for m in missing
+            ]
+            raise DataError(f"{self.source}: no class {', '.join(hints)}; it has: {', '.join(self.classes)}")
+        rows = tuple(tuple(s[index[c]] if c in index else () for c in classes) for s in self.samples)
+        return replace(self, samples=rows, classes=tuple(classes))
 
     def sample_name(self, row: int) -> str:
         return self.ids[row] if self.ids is not None else f"row {row + 1}"

@@ -40,10 +40,10 @@ def load_source(
         data = _from_rows(source, None, None, where)
     if not isinstance(data, KINDS[kind]):
         raise DataError(f"{where}: this run's representations read {kind} data, but this source holds {type(data).__name__}")
-    return data if classes is None else _with_classes(data, classes)
+    return data if classes is None else _with_classes(data, classes, fill=role == "prediction")
 
 
-def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str]) -> LabelMatrix | ItemSets:
+def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
     unnamed = data.classes == tuple(str(i) for i in range(len(data.classes)))
     if isinstance(data, LabelMatrix) and unnamed:
         if len(classes) != len(data.classes):
@@ -52,6 +52,8 @@ def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str]) -> Label
                 "`classes`; give one name per column, or use a file with class names (CSV header, .npz)"
             )
         return LabelMatrix(data.values, tuple(classes), data.ids, data.source)
+    if isinstance(data, ItemSets):  # a system that never predicts a class: empty for it
+        return data.select(classes, fill=fill)
     return data.select(classes)
 
 

@@ -117,3 +117,15 @@ def test_soft_and_crisp_star_on_segments():
 def test_bad_segments_are_named(bad):
     with pytest.raises(DataError, match="segment|pairs of numbers"):
         segments([[(0.0, 1.0), bad]], [[(0.0, 1.0)]])
+
+
+def test_a_class_a_system_never_predicts_is_empty_not_an_error(tmp_path):
+    (tmp_path / "ref.tsv").write_text("a.wav\t0\t2\tdog\na.wav\t1\t3\tcar\n")
+    (tmp_path / "sys.tsv").write_text("a.wav\t0\t2\tdog\n")
+    config = tmp_path / "run.yaml"
+    config.write_text("data: {reference: ref.tsv, systems: {s: sys.tsv}}\nrepresentation: segments\naveraging: none\nmetrics: [recall]\n")
+    # Classes sorted: car (never predicted -> recall 0), dog (found -> 1).
+    assert [(r.class_, r.value) for r in evalkit.run(config).rows] == [("car", 0.0), ("dog", 1.0)]
+    (tmp_path / "sys.tsv").write_text("a.wav\t0\t2\tdog\na.wav\t0\t2\tbird\n")
+    with pytest.raises(DataError, match="not in the reference 'bird'"):
+        evalkit.run(config)

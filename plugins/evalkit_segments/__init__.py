@@ -1,5 +1,5 @@
 """Labelled time segments: length-based sets, fuzzy boundaries, segment overlap, Ziółko-style
-fuzzy precision and recall.
+fuzzy precision and recall, and the sound-event file formats (evalkit_segments.loaders).
 
 Items are intervals ``(onset, offset)`` in seconds, per (file, class) cell. Fränti &
 Mariescu-Istodor, "Soft precision and recall", Section 4.5: a set of segments is measured by its
@@ -21,6 +21,7 @@ from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.protocols import Array, BaseComponent, Similarity, TNorm
 from evalkit.table import CardinalityTable
+from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 
 
 @hookimpl
@@ -32,6 +33,12 @@ def evalkit_register_set_representations(register):
 @hookimpl
 def evalkit_register_similarities(register):
     register(SegmentOverlap)
+
+
+@hookimpl
+def evalkit_register_loaders(register):
+    register(EventListLoader)
+    register(MaestroSoftLabels)
 
 
 def intervals(items: Sequence[Any], where: str = "") -> np.ndarray:

@@ -1,0 +1,345 @@
+"""Loaders for sound-event data: sed_eval / DCASE event lists and MAESTRO soft segment labels.
+
+- :class:`EventListLoader` (``events``, item data): rows ``filename, onset, offset, event_label``
+  as sed_eval and the DCASE tools read them. Items are ``(onset, offset)`` intervals per (file,
+  class); intervals of one class in one file that overlap or touch are merged on load.
+- :class:`MaestroSoftLabels` (``maestro``, matrix data): a folder with one tab-separated file per
+  recording, rows ``onset offset label soft_value`` on a grid of segments (DCASE 2023 task 4B,
+  MAESTRO Real). One matrix row per (recording, segment), id ``"<recording>@<onset>-<offset>"``;
+  references and predictions are then aligned by these ids like any other matrix.
+
+Both take an optional ``labels`` parameter (``loader: {name: events, labels: [...]}``): the full
+list of classes, in that order. A row with another label is then an error naming its line, and a
+class that never occurs in the file is still a class (with no events / all zeros), so that a
+system that never predicts a class still lines up with the reference.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Iterator
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalkit.data import LabelMatrix
+from evalkit.errors import DataError
+from evalkit.items import ItemSets
+from evalkit.protocols import BaseComponent
+
+#: Accepted header names of the four columns of an event list (case-insensitive).
+HEADER_NAMES = {
+    "filename": ("filename", "file", "audio_filename"),
+    "onset": ("onset", "event_onset"),
+    "offset": ("offset", "event_offset"),
+    "event_label": ("event_label", "label"),
+}
+_COLUMN_OF = {alias: column for column, aliases in HEADER_NAMES.items() for alias in aliases}
+COLUMNS = tuple(HEADER_NAMES)
+
+
+class LabelsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    labels: list[str] | None = Field(
+        None,
+        description="all class labels, in this order; another label in the file is an error, "
+        "and a label absent from the file is still a class (default: the labels seen, sorted)",
+    )
+
+
+def _number(text: str) -> float | None:
+    """``text`` as a float, or None if it is not a number (NaN and inf are numbers here)."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _time(text: str, what: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is not None and 0 <= value < math.inf:  # the common case; NaN fails this too
+        return value
+    if value is None:
+        raise DataError(f"{where}: {what} {text!r} is not a number (times are in seconds)")
+    if not math.isfinite(value):
+        raise DataError(f"{where}: {what} {text} is not a finite time")
+    raise DataError(f"{where}: {what} {text} is negative; times are seconds from the start of the file")
+
+
+def _check_label(label: str, known: set[str] | None, where: str) -> None:
+    if not label:
+        raise DataError(f"{where}: empty event label; every event needs a class label")
+    if known is not None and label not in known:
+        import difflib
+
+        close = difflib.get_close_matches(label, sorted(known), 1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise DataError(f"{where}: unknown label {label!r}{hint}; the given labels are: {', '.join(sorted(known))}")
+
+
+def _classes(seen: set[str], labels: list[str] | None, source: Path) -> tuple[str, ...]:
+    if labels is None:
+        return tuple(sorted(seen))
+    if len(set(labels)) != len(labels):
+        raise DataError(f"{source}: the `labels` parameter lists a label more than once: {labels}")
+    return tuple(labels)
+
+
+# --- event lists ---------------------------------------------------------------------------------
+
+
+def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, stripped fields) of every non-empty line. Tab-separated for .tsv and .txt
+    (split on tabs only: labels may contain spaces), comma-separated (with CSV quoting) for .csv."""
+    line = 0
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            if path.suffix.lower() == ".csv":
+                reader = csv.reader(handle)
+                for row in reader:
+                    line = reader.line_num
+                    fields = [f.strip() for f in row]
+                    if any(fields):
+                        yield line, fields
+            else:
+                for line, text in enumerate(handle, start=1):
+                    fields = [f.strip() for f in text.rstrip("\r\n").split("\t")]
+                    if any(fields):
+                        yield line, fields
+    except csv.Error as exc:
+        raise DataError(f"{path}:{line}: not valid CSV ({exc})") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+
+
+def _header(fields: list[str]) -> bool:
+    """A first row is a header when it has four non-empty fields and its onset or offset is not
+    a number."""
+    return len(fields) == 4 and all(fields) and (_number(fields[1]) is None or _number(fields[2]) is None)
+
+
+def _known_header(fields: list[str]) -> bool:
+    return len(fields) == 4 and {_COLUMN_OF.get(f.lower()) for f in fields} == set(COLUMNS)
+
+
+class EventListLoader(BaseComponent):
+    """sed_eval / DCASE event lists (.tsv, .txt: tab-separated; .csv: comma-separated).
+
+    Columns ``filename, onset, offset, event_label``; a header row is optional and, when present,
+    may name the columns in any order (filename|file|audio_filename, onset|event_onset,
+    offset|event_offset, event_label|label). A row with only a filename (or with empty onset,
+    offset and label) lists a file without events. Sample ids are the file names in first-seen
+    order; classes are the labels, sorted (or the ``labels`` parameter); items are
+    ``(onset, offset)`` tuples of floats in seconds, sorted by onset, where intervals of one
+    class in one file that overlap or touch (an offset equal to the next onset) are merged on
+    load into one interval.
+    """
+
+    name = "events"
+    kind = "items"
+    suffixes = (".tsv", ".csv", ".txt")
+    Params = LabelsParams
+
+    def sniff(self, path: Path) -> bool:
+        """The first non-empty line has one field (a file without events), or four with a
+        numeric onset and offset or an event-list header. An ``id,item`` header is not ours."""
+        rows = _rows(path)
+        try:
+            first = next(rows, None)
+        except (OSError, DataError):
+            return False
+        finally:
+            rows.close()
+        if first is None:
+            return False
+        fields = first[1]
+        if not any(fields[1:]):  # a filename alone: a file without events
+            return True
+        if len(fields) != 4:
+            return False
+        numeric = _number(fields[1]) is not None and _number(fields[2]) is not None
+        return numeric or _known_header(fields)
+
+    def load(self, path: Path, role: str) -> ItemSets:
+        labels = self.params.labels
+        known = set(labels) if labels is not None else None
+        order = list(range(4))
+        events: dict[str, dict[str, list[tuple[float, float]]]] = {}
+        rows = _rows(path)
+        first = next(rows, None)
+        if first is not None and _header(first[1]):
+            line, fields = first
+            if not _known_header(fields):
+                raise DataError(
+                    f"{path}:{line}: the first row looks like a header (its onset or offset is "
+                    f"not a number) but names the columns {', '.join(map(repr, fields))}; "
+                    "expected " + ", ".join("|".join(a) for a in HEADER_NAMES.values())
+                )
+            position = {_COLUMN_OF[f.lower()]: i for i, f in enumerate(fields)}
+            order = [position[c] for c in COLUMNS]
+        elif first is not None:
+            rows = chain([first], rows)
+        for line, fields in rows:
+            where = f"{path}:{line}"
+            if len(fields) == 4:
+                filename, rest = fields[order[0]], [fields[i] for i in order[1:]]
+            else:
+                filename, rest = fields[0], fields[1:]
+            if not any(rest):  # a file without events: only a filename (perhaps empty fields)
+                if not filename:
+                    raise DataError(f"{where}: empty filename")
+                _not_space_separated(filename, path, where)
+                events.setdefault(filename, {})
+                continue
+            if len(fields) != 4:
+                raise DataError(
+                    f"{where}: {len(fields)} fields; expected 4 (filename, onset, offset, "
+                    "event_label) or 1 (a filename: a file without events)"
+                )
+            onset_text, offset_text, label = (fields[i] for i in order[1:])
+            if not filename:
+                raise DataError(f"{where}: empty filename")
+            onset = _time(onset_text, "onset", where)
+            offset = _time(offset_text, "offset", where)
+            if offset < onset:
+                raise DataError(f"{where}: offset {offset_text} is before onset {onset_text}")
+            _check_label(label, known, where)
+            events.setdefault(filename, {}).setdefault(label, []).append((onset, offset))
+        if not events:
+            raise DataError(
+                f"{path}: no rows; expected rows of filename, onset, offset, event_label (a file "
+                "without events as a row with only its filename)"
+            )
+        seen = {label for per_file in events.values() for label in per_file}
+        classes = _classes(seen, labels, path)
+        samples = tuple(
+            tuple(merge_intervals(per_file.get(c, ())) for c in classes) for per_file in events.values()
+        )
+        return ItemSets(samples, classes, tuple(events), str(path))
+
+
+def _not_space_separated(filename: str, path: Path, where: str) -> None:
+    """A lone field that reads as a whole event row is a file with the wrong separator, not a
+    file without events named "a.wav 1.0 2.0 speech"."""
+    tokens = filename.split()
+    if len(tokens) >= 4 and _number(tokens[1]) is not None and _number(tokens[2]) is not None:
+        separator = "commas" if path.suffix.lower() == ".csv" else "tabs"
+        raise DataError(
+            f"{where}: {filename!r} is one field, but it reads as an event row; fields must be "
+            f"separated by {separator} in {path.suffix} files"
+        )
+
+
+def merge_intervals(intervals: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    """Sorted, disjoint intervals: overlapping or touching (offset == next onset) ones merged."""
+    merged: list[list[float]] = []
+    for onset, offset in sorted(intervals):
+        if merged and onset <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], offset)
+        else:
+            merged.append([onset, offset])
+    return tuple((a, b) for a, b in merged)
+
+
+# --- MAESTRO soft labels -------------------------------------------------------------------------
+
+
+class MaestroSoftLabels(BaseComponent):
+    """A folder of soft segment labels as DCASE 2023 task 4B (MAESTRO Real) ships them.
+
+    One tab-separated file per recording (``*.txt`` or ``*.tsv``, the recording is the file's
+    stem), no header, rows ``onset offset label soft_value``: one row per segment and class.
+    Fields are split on tabs only, since labels contain spaces and "/" ("door opens/closes").
+
+    The result is a matrix on the segment grid: one row per (recording, segment) that occurs in
+    the folder, with id ``f"{recording}@{onset:g}-{offset:g}"`` (e.g. ``"street_01@3-4"``), rows
+    sorted by recording then onset; classes are every label seen in the folder, sorted (or the
+    ``labels`` parameter). A class without a row for a segment is 0 there. A reference and a
+    prediction are then aligned by these ids (the core's ``align``): both must use the same
+    grid, and a recording (or segment) on one side only is an error, or zeros in the prediction
+    with ``data: {missing: empty}``. Values outside [0, 1] are left to the core's membership
+    check, which names the sample and class; NaN and non-numbers are rejected here by line.
+    """
+
+    name = "maestro"
+    kind = "matrix"
+    suffixes = ("/",)
+    Params = LabelsParams
+
+    def load(self, path: Path, role: str) -> LabelMatrix:
+        files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix.lower() in (".txt", ".tsv")
+                       and not f.name.startswith("."))
+        if not files:
+            raise DataError(
+                f"{path}: no .txt or .tsv files; expected one tab-separated file per recording "
+                "with rows onset, offset, label, soft value"
+            )
+        labels = self.params.labels
+        known = set(labels) if labels is not None else None
+        stems: dict[str, Path] = {}
+        cells: dict[tuple[str, float, float], dict[str, float]] = {}
+        for file in files:
+            recording = file.stem
+            if recording in stems:
+                raise DataError(f"{path}: two files for recording {recording!r}: {stems[recording].name} and {file.name}")
+            stems[recording] = file
+            _read_soft_labels(file, recording, cells, known)
+        seen = {label for values in cells.values() for label in values}
+        classes = _classes(seen, labels, path)
+        column = {c: i for i, c in enumerate(classes)}
+        keys = sorted(cells)
+        ids = tuple(f"{recording}@{onset:g}-{offset:g}" for recording, onset, offset in keys)
+        if len(set(ids)) != len(ids):
+            first = next(i for n, i in enumerate(ids) if i in ids[:n])
+            raise DataError(
+                f"{path}: two different segments both print as {first!r}; segment times must "
+                "differ within 6 significant digits"
+            )
+        values = np.zeros((len(keys), len(classes)))
+        for row, key in enumerate(keys):
+            for label, value in cells[key].items():
+                values[row, column[label]] = value
+        return LabelMatrix(values, classes, ids, str(path))
+
+
+def _read_soft_labels(
+    file: Path, recording: str, cells: dict[tuple[str, float, float], dict[str, float]],
+    known: set[str] | None,
+) -> None:
+    first_line: dict[tuple[float, float, str], int] = {}
+    with file.open(newline="", encoding="utf-8-sig") as handle:
+        for line, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            where = f"{file}:{line}"
+            fields = [f.strip() for f in text.rstrip("\r\n").split("\t")]
+            if len(fields) != 4:
+                raise DataError(
+                    f"{where}: {len(fields)} tab-separated fields; expected 4: onset, offset, "
+                    "label, soft value (no header)"
+                )
+            onset_text, offset_text, label, value_text = fields
+            onset = _time(onset_text, "onset", where)
+            offset = _time(offset_text, "offset", where)
+            if offset < onset:
+                raise DataError(f"{where}: offset {offset_text} is before onset {onset_text}")
+            _check_label(label, known, where)
+            value = _number(value_text)
+            if value is None:
+                raise DataError(f"{where}: soft value {value_text!r} of {label!r} is not a number")
+            if not math.isfinite(value):
+                raise DataError(f"{where}: soft value {value_text!r} of {label!r} is not a finite number")
+            key = (onset, offset, label)
+            if key in first_line:
+                raise DataError(
+                    f"{where}: a second value for {label!r} in segment {onset:g}-{offset:g} "
+                    f"(the first is on line {first_line[key]})"
+                )
+            first_line[key] = line
+            cells.setdefault((recording, onset, offset), {})[label] = value
