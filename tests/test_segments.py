@@ -129,3 +129,54 @@ def test_a_class_a_system_never_predicts_is_empty_not_an_error(tmp_path):
     (tmp_path / "sys.tsv").write_text("a.wav\t0\t2\tdog\na.wav\t0\t2\tbird\n")
     with pytest.raises(DataError, match="not in the reference 'bird'"):
         evalkit.run(config)
+
+
+REF = [[(0.0, 4.0), (6.0, 9.0)], [(1.0, 2.0)]]
+PRED = [[(0.5, 4.5), (8.0, 12.0)], [(1.5, 3.0)]]
+CARD = ["card_ref", "card_pred", "card_inter"]
+
+
+def fuzzy_segments(ramp, tnorm="minimum", reference=REF, prediction=PRED):
+    return evalkit.evaluate(
+        reference, prediction, representation={"name": "fuzzy_segments", "ramp": ramp}, tnorm=tnorm, metrics=CARD + PRF
+    )
+
+
+def test_fuzzy_boundaries_tend_to_crisp_lengths():
+    crisp = segments(REF, PRED)
+    for ramp in (1e-3, 1e-5):
+        fuzzy = fuzzy_segments(ramp)
+        for key in CARD + PRF:
+            assert fuzzy[key] == pytest.approx(crisp[key], abs=5 * ramp), (ramp, key)
+    assert fuzzy_segments(0.0) == pytest.approx({k: crisp[k] for k in CARD + PRF})
+
+
+def test_long_segments_keep_their_length_and_identical_sides_score_one():
+    # A ramp centred on each boundary adds what it removes: ∫μ of [0, 4] with ramp 1 is 4.
+    out = fuzzy_segments(1.0, reference=[[(0.0, 4.0)]], prediction=[[(0.0, 4.0)]])
+    assert out["card_ref"] == pytest.approx(4.0) and out["f1"] == pytest.approx(1.0)
+
+
+def test_a_shift_inside_fuzzy_boundaries_by_hand():
+    """[0, 10] against [1, 11], ramps of width 2: μ_G rises on [-1, 1], falls on [9, 11]; μ_P on
+    [0, 2] and [10, 12]. ∫min: on [0, 1] min = μ_P = t/2 -> 1/4; [1, 2]: μ_P = t/2 (<= 1) -> 3/4;
+    [2, 9]: 1 -> 7; [9, 10]: μ_G = (11 − t)/2 -> 3/4; [10, 11]: μ_G -> 1/4. Total 9."""
+    out = fuzzy_segments(2.0, reference=[[(0.0, 10.0)]], prediction=[[(1.0, 11.0)]])
+    assert out["card_inter"] == pytest.approx(9.0)
+    assert out["precision"] == pytest.approx(0.9) and out["recall"] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("tnorm", ["minimum", "product", "lukasiewicz", "hamacher", {"name": "frank", "s": 5}, "einstein"])
+def test_every_tnorm_stays_within_bounds(tnorm):
+    out = fuzzy_segments(0.8, tnorm=tnorm)
+    assert 0 <= out["card_inter"] <= min(out["card_ref"], out["card_pred"]) + 1e-9
+    assert out["card_inter"] <= fuzzy_segments(0.8)["card_inter"] + 1e-9  # T <= minimum
+
+
+def test_the_bundled_event_config_compares_table_5s_methods(root):
+    results = evalkit.run(root / "configs" / "events.yaml", write_reports=False)
+    f1 = {(r.system, r.representation): r.value for r in results.rows if (r.averaging, r.metric) == ("micro", "f1")}
+    for rep in ("exact_match", "threshold_match(threshold=0.8)", "fuzzy_pr", "soft_cardinality", "segments", "fuzzy_segments(ramp=0.5)"):
+        assert 0 <= f1[("poor", rep)] <= f1[("good", rep)] <= 1, rep
+    # No predicted boundary is exact, so crisp matching finds nothing; the soft measures do.
+    assert f1[("good", "exact_match")] == 0.0 and f1[("good", "soft_cardinality")] > 0.5
