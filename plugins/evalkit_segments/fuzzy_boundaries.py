@@ -9,13 +9,14 @@ precision and recall give them soft boundaries):
 
   a linear ramp of width w_on centred on the onset and one of width w_off centred on the offset.
   A long interval (off − on >= (w_on + w_off)/2) reaches 1 and its ∫μ dt is exactly its length;
-  a shorter one becomes a triangle of height (off − on)/(w_on + w_off) + 1/2 < 1 (its ∫μ is then
-  larger than its length). A width of 0 is a step (a crisp boundary); no division by it occurs. An
-  interval of zero length with both widths 0 has measure zero.
+  a shorter one becomes a triangle of height (off − on)/(w_on + w_off) + 1/2 < 1 (its ∫μ is
+  then larger than its length). A width of 0 is a step (a crisp boundary); no division by it
+  occurs. An interval of zero length with both widths 0 has measure zero.
 * The intervals of one side in one cell combine by the fuzzy union μ_side(t) = max_i μ_i(t), so
   overlapping intervals are not counted twice (inputs need not be sorted or merged).
-* Per cell: card_ref = ∫ μ_ref dt, card_pred = ∫ μ_pred dt, card_inter = ∫ T(μ_ref, μ_pred) dt.
-  With both widths 0 these are the crisp union lengths and the shared length.
+* Per cell: card_ref = ∫ μ_ref dt, card_pred = ∫ μ_pred dt and
+  card_inter = ∫ T(μ_ref, μ_pred) dt. With both widths 0 these are the crisp union lengths and
+  the shared length, for every T-norm.
 
 Integration. μ_side is piecewise linear and built exactly: all rising ramps have the slope
 1/w_on and all falling ramps −1/w_off, so a trapezoid is dominated by another exactly when its
@@ -29,19 +30,22 @@ For the intersection both sides' vertices are merged per cell; between consecuti
 memberships are linear. Each such piece is split further where μ_ref = μ_pred and where
 μ_ref + μ_pred = 1. On these sub-pieces the integrand is, by T-norm name:
 
-* ``minimum``, ``lukasiewicz``, ``nilpotent_minimum``, ``drastic``: linear (drastic: nonzero only
-  where one side is identically 1) → the midpoint rule is exact (the midpoint also avoids the
-  jumps of the last two);
+* ``minimum``, ``lukasiewicz``, ``nilpotent_minimum``, ``drastic``: linear (drastic: nonzero
+  only where one side is identically 1) → the midpoint rule is exact (the midpoint also avoids
+  the jumps of the last two). Where a falling and a rising ramp of equal widths make
+  μ_ref + μ_pred = 1 over a whole sub-piece, the nilpotent minimum is 0 there; a sum within
+  rounding of 1 (relative to times / ramp width) counts as 1;
 * ``product``: quadratic → Simpson's rule is exact.
 
 These return an error bound of 0 (exact up to floating-point rounding).
 
 Every other T-norm: where one side is identically 0 or 1 on a sub-piece the T-norm axioms
-T(a, 0) = 0 and T(a, 1) = a give the integral exactly. The remaining sub-pieces (both ramps moving)
-are first cut where T changes between 0 and positive (the edge of a nilpotent T-norm's zero
-region, where it has a kink, a square-root singularity or a jump: found among 17 samples per
-sub-piece and located by bisection), then integrated by adaptive Gauss–Kronrod quadrature (G7/K15),
-vectorized over all sub-pieces (the T-norm is called on whole arrays, never per point). Each
+T(a, 0) = 0 and T(a, 1) = a give the integral exactly. The remaining sub-pieces (both ramps
+moving) are first cut where T changes between 0 and positive (the edge of a nilpotent T-norm's
+zero region, where it has a kink, a square-root singularity or a jump: found among 17 samples
+per sub-piece and located by bisection), then integrated by adaptive Gauss–Kronrod quadrature
+(G7/K15), vectorized over all sub-pieces (the T-norm is called on whole arrays, never per
+point). Each
 round, a sub-piece's value is K15 on its two halves; its error estimate is the larger of
 |K15(whole) − K15(halves)| and the halves' |K15 − G7|, both errors of cruder rules than the
 value returned, so conservative for integrands that the refinement resolves. A cell's estimate is
@@ -56,11 +60,12 @@ block: O(n log n) in the number of intervals, no time grid.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
-__all__ = ["fuzzy_cardinalities", "EXACT_TNORMS"]
+__all__ = ["EXACT_TNORMS", "fuzzy_cardinalities"]
 
 #: T-norms (by name) whose integral over the pieces is computed exactly.
 EXACT_TNORMS = frozenset({"minimum", "lukasiewicz", "nilpotent_minimum", "drastic", "product"})
@@ -118,7 +123,9 @@ def fuzzy_cardinalities(
     n_cells = int(n_cells)
     w_on, w_off = float(onset_ramp), float(offset_ramp)
     if not (np.isfinite(w_on) and np.isfinite(w_off) and w_on >= 0 and w_off >= 0):
-        raise ValueError(f"ramp widths must be finite and >= 0; got {onset_ramp!r}, {offset_ramp!r}")
+        raise ValueError(
+            f"ramp widths must be finite and >= 0; got {onset_ramp!r}, {offset_ramp!r}"
+        )
     if not tolerance > 0:
         raise ValueError(f"tolerance must be > 0; got {tolerance!r}")
     cell_r, on_r, off_r = _checked(ref, n_cells, "ref")
@@ -143,11 +150,12 @@ def _cell_blocks(cell_r: np.ndarray, cell_p: np.ndarray, n_cells: int) -> list[t
     """Ranges [lo, hi) of whole cells holding about _BLOCK intervals each (cache-sized arrays)."""
     if n_cells == 0:
         return []
-    load = np.cumsum(np.bincount(cell_r, minlength=n_cells) + np.bincount(cell_p, minlength=n_cells))
+    counts = np.bincount(cell_r, minlength=n_cells) + np.bincount(cell_p, minlength=n_cells)
+    load = np.cumsum(counts)
     marks = np.arange(1, int(load[-1]) // _BLOCK + 1) * _BLOCK
-    ends = np.unique(np.searchsorted(load, marks) + 1)  # a block ends after the cell reaching a mark
+    ends = np.unique(np.searchsorted(load, marks) + 1)  # a block ends after a cell reaching a mark
     edges = [0, *(int(e) for e in ends if e < n_cells), n_cells]
-    return list(zip(edges[:-1], edges[1:]))
+    return list(itertools.pairwise(edges))
 
 
 def _block(ref, pred, n_cells, w_on, w_off, tnorm, tolerance):
@@ -160,7 +168,18 @@ def _block(ref, pred, n_cells, w_on, w_off, tnorm, tolerance):
     error = np.zeros(n_cells)
     if name in _LINEAR:
         # integrand linear on every sub-piece: the midpoint rule is exact (and skips the jumps)
-        value = width * _call(tnorm, (r0 + r1) / 2, (p0 + p1) / 2)
+        rm, pm = (r0 + r1) / 2, (p0 + p1) / 2
+        value = width * _call(tnorm, rm, pm)
+        if name == "nilpotent_minimum" and w_on + w_off > 0:
+            # Where a falling and a rising ramp of equal widths sum to exactly 1 over a whole
+            # sub-piece, T = 0 there (a + b > 1 fails); the rounding of the times (relative to
+            # the ramp width) must not flip that to the minimum.
+            times = max(
+                (float(np.abs(v).max()) for v in (*ref[1:], *pred[1:]) if len(v)), default=0.0
+            )
+            ramp = min(w for w in (w_on, w_off) if w > 0)
+            slack = 64 * np.finfo(np.float64).eps * (1 + times / ramp)
+            value[np.abs(rm - (1 - pm)) <= slack] = 0.0
         inter = np.bincount(cell, weights=value, minlength=n_cells)
     elif name == "product":
         # quadratic on every sub-piece: Simpson is exact
@@ -321,8 +340,8 @@ def _values(side, ids, j, cell, x0, x1):
 
 
 def _split(cell, x0, x1, r0, r1, p0, p1):
-    """Pieces cut where μ_ref = μ_pred and where μ_ref + μ_pred = 1: (cell, width, r0, r1, p0, p1)
-    of the sub-pieces of positive width. Pieces where one side is identically 0 are dropped:
+    """Pieces cut where μ_ref = μ_pred and where μ_ref + μ_pred = 1: (cell, width, r0, r1, p0,
+    p1) of the sub-pieces of positive width. Pieces where one side is identically 0 are dropped:
     T(a, 0) = 0 for every T-norm."""
     live = ~(((r0 == 0) & (r1 == 0)) | ((p0 == 0) & (p1 == 0)))
     cell, x0, x1, r0, r1, p0, p1 = (v[live] for v in (cell, x0, x1, r0, r1, p0, p1))
@@ -338,7 +357,8 @@ def _split(cell, x0, x1, r0, r1, p0, p1):
         )
         s_eq = np.where(cross_eq, e0 / np.where(cross_eq, e0 - e1, 1.0), 1.0)
         s_sum = np.where(cross_sum, g0 / np.where(cross_sum, g0 - g1, 1.0), 1.0)
-        s = np.sort(np.stack([np.zeros(len(cell)), s_eq, s_sum, np.ones(len(cell))], axis=1), axis=1)
+        ends = [np.zeros(len(cell)), s_eq, s_sum, np.ones(len(cell))]
+        s = np.sort(np.stack(ends, axis=1), axis=1)
         s = np.clip(s, 0.0, 1.0)
         lo, hi = s[:, :-1], s[:, 1:]
         width = (x1 - x0)[:, None] * (hi - lo)
