@@ -180,3 +180,14 @@ def test_the_bundled_event_config_compares_table_5s_methods(root):
         assert 0 <= f1[("poor", rep)] <= f1[("good", rep)] <= 1, rep
     # No predicted boundary is exact, so crisp matching finds nothing; the soft measures do.
     assert f1[("good", "exact_match")] == 0.0 and f1[("good", "soft_cardinality")] > 0.5
+
+
+def test_unreachable_quadrature_tolerance_is_an_error_naming_the_cell(monkeypatch):
+    import evalkit_segments.fuzzy_boundaries as fb
+
+    monkeypatch.setattr(fb, "_MAX_DEPTH", 1)
+    with pytest.raises(DataError, match=r"fuzzy_segments with T-norm 'schweizer_sklar': the integral of sample 'row 1', class 'items' has an error bound of .* above the tolerance 1e-12"):
+        evalkit.evaluate(
+            [[(0.0, 10.0)]], [[(1.0, 11.0)]], representation={"name": "fuzzy_segments", "ramp": 2.0, "tolerance": 1e-12},
+            tnorm="schweizer_sklar",  # p = 2: a square-root singularity at its zero region's edge
+        )
