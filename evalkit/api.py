@@ -56,7 +56,7 @@ def evaluate(
     rows, _ = score(loaded, registry, lambda *path: path[-1] if path[0] == "data" else f"evaluate(): {path[0]}")
     values: dict[str, Any] = {}
     for row in rows:
-        if row.class_ is None:
+        if row.class_ is None and row.level is None:
             values[row.metric] = row.value
         else:
             values.setdefault(row.metric, []).append(row.value)

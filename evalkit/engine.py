@@ -115,7 +115,8 @@ class Plan:
 
     def work(self, n_rows: int) -> int:
         """Rows to process for one system, for progress bars."""
-        return n_rows * (sum(1 for _ in self.combinations()) + (1 if self.data_metrics else 0))
+        passes = sum(1 for _ in self.combinations()) if self.set_metrics else 0
+        return n_rows * (passes + (1 if self.data_metrics else 0))
 
 
 def score_system(
@@ -131,10 +132,11 @@ def score_system(
         for similarity in checking:
             similarity.check(samples)
     rows: list[Row] = []
+    set_metric_combinations = list(plan.combinations()) if plan.set_metrics else []
     sample_metrics = list({
         id(m): m for avg in plan.averagings for m in avg.obj.sample_metrics([c.obj for c in plan.set_metrics])
     }.values())
-    for rep, tnorm, similarity in plan.combinations():
+    for rep, tnorm, similarity in set_metric_combinations:
         summary = summarize(rep, reference, prediction, tnorm, similarity, sample_metrics, plan.zero_division, progress)
         names = (system, rep.label, similarity and similarity.label, tnorm and tnorm.label)
         for avg in plan.averagings:
@@ -145,12 +147,33 @@ def score_system(
                 else:
                     rows.append(Row(*names, avg.label, metric.label, float(value)))
     if plan.data_metrics:  # one pass over the data for all of them; chunk states merge by +
-        states = [0] * len(plan.data_metrics)
+        for metric in plan.data_metrics:
+            if hasattr(metric.obj, "prepare"):
+                metric.obj.prepare(classes)
+        states: list[Any] = [None] * len(plan.data_metrics)
         for s in _chunks(len(reference), progress):
             ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
-            states = [state + m.obj.update(ref, pred) for state, m in zip(states, plan.data_metrics)]
+            parts = [m.obj.update(ref, pred) for m in plan.data_metrics]
+            states = [part if state is None else state + part for state, part in zip(states, parts)]
         for metric, state in zip(plan.data_metrics, states):
-            rows.append(Row(system, None, None, None, None, metric.label, float(metric.obj.compute(state))))
+            rows += data_rows(system, metric.label, metric.obj.compute(state), classes)
+    return rows
+
+
+def data_rows(system: str, label: str, value: Any, classes: Sequence[str]) -> list[Row]:
+    """Rows of a data metric: one value, or several named ones (``{"omap": ...,
+    "omap_per_level": array}``). An array named ``*_per_class`` gives one row per class, any
+    other array one row per level."""
+    named = value if isinstance(value, dict) else {label: value}
+    rows = []
+    for name, result in named.items():
+        base = (system, None, None, None, None, name)
+        if not np.ndim(result):
+            rows.append(Row(*base, float(result)))
+        elif name.endswith("_per_class"):
+            rows += [Row(*base, float(v), class_=c) for c, v in zip(classes, result)]
+        else:
+            rows += [Row(*base, float(v), level=i) for i, v in enumerate(result)]
     return rows
 
 

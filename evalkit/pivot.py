@@ -33,7 +33,8 @@ def tables(results: Results) -> list[Table]:
     """The averaged metrics side by side, then per-class values, then data metrics."""
     averaged = [r for r in results.rows if r.averaging is not None and r.class_ is None]
     per_class = [r for r in results.rows if r.class_ is not None]
-    data = [r for r in results.rows if r.averaging is None]
+    data = [r for r in results.rows if r.averaging is None and r.level is None]
+    levels = [r for r in results.rows if r.level is not None]
     out = []
     if averaged:
         out.append(_pivot("Set metrics", averaged, lambda r: r.averaging, extra=("metric",)))
@@ -41,6 +42,8 @@ def tables(results: Results) -> list[Table]:
         out.append(_pivot("Per class", per_class, lambda r: r.class_, extra=("averaging", "metric")))
     if data:
         out.append(_pivot("Data metrics", data, lambda r: r.metric, index=("system",)))
+    if levels:
+        out.append(_pivot("Per level", levels, lambda r: f"λ={r.level}", index=("system", "metric")))
     return out
 
 

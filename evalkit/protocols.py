@@ -113,12 +113,16 @@ class SetMetric(Component, Protocol):
 class DataMetric(Component, Protocol):
     """A metric on the raw data (not a set ratio), reduced chunk by chunk.
 
-    ``update`` returns a state array for one chunk; states of chunks are merged by ``+``.
+    ``update`` returns a state for one chunk; states of chunks are merged by ``+`` (a sum array,
+    or a list, which ``+`` concatenates, for metrics that need all the data, like AP).
+    ``compute`` returns a value, or a mapping of named values where an array means one value per
+    level. An optional ``prepare(classes)`` is called once per system with the class names in
+    column order (to resolve them, e.g. in an ontology).
     """
 
-    def update(self, reference: Array, prediction: Array) -> Array: ...
+    def update(self, reference: Array, prediction: Array) -> Any: ...
 
-    def compute(self, state: Array) -> float: ...
+    def compute(self, state: Any) -> float | dict[str, Any]: ...
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-COLUMNS = ("system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "value")
+COLUMNS = ("system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level", "value")
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,8 @@ class Row:
 
     Components are named as in the config (``hamacher(p=0.5)``); ``None`` means the component
     does not apply (crisp uses no T-norm; KL divergence uses no representation). ``class_`` is
-    set for per-class values (averaging ``none``).
+    set for per-class values (averaging ``none``), ``level`` for per-level values of a metric
+    that has levels (OmAP per λ).
     """
 
     system: str
@@ -26,6 +27,7 @@ class Row:
     metric: str
     value: float
     class_: str | None = None
+    level: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         row = asdict(self)
