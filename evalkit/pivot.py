@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evalkit.results import Results, Row
 
@@ -44,7 +44,22 @@ def tables(results: Results) -> list[Table]:
         out.append(_pivot("Data metrics", data, lambda r: r.metric, index=("system",)))
     if levels:
         out.append(_pivot("Per level", levels, lambda r: f"λ={r.level}", index=("system", "metric")))
+        differences = level_differences(levels)
+        if differences:
+            first = levels[0].system
+            out.append(_pivot(f"Per level, difference to {first}", differences, lambda r: f"λ={r.level}", index=("system", "metric")))
     return out
+
+
+def level_differences(levels: Sequence[Row]) -> list[Row]:
+    """Each other system's per-level values minus the first system's (Liu et al.'s Figure 3)."""
+    first = levels[0].system
+    baseline = {(r.metric, r.level): r.value for r in levels if r.system == first}
+    return [
+        replace(r, value=r.value - baseline[(r.metric, r.level)])
+        for r in levels
+        if r.system != first and (r.metric, r.level) in baseline
+    ]
 
 
 def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), index: Sequence[str] = INDEX) -> Table:
