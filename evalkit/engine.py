@@ -53,7 +53,7 @@ def resolve(
     for index, spec in enumerate(specs):
         obj = registry.create(kind, spec, where(index), base)
         entry = registry.entry(kind, spec if isinstance(spec, str) else spec["name"])
-        components.append(Component(label_of(obj), obj, kind, entry.distribution))
+        components.append(Component(label_of(spec), obj, kind, entry.distribution))
     labels = [c.label for c in components]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
@@ -61,12 +61,14 @@ def resolve(
     return components
 
 
-def label_of(component: Any) -> str:
-    """``name``, or ``name(key=value, ...)`` with the parameters that were given."""
-    given = component.params.model_dump(exclude_unset=True) if hasattr(component, "params") else {}
+def label_of(spec: Any) -> str:
+    """``name``, or ``name(key=value, ...)`` with the parameters as written in the config."""
+    if isinstance(spec, str):
+        return spec
+    given = {k: v for k, v in spec.items() if k != "name"}
     if not given:
-        return component.name
-    return f"{component.name}({', '.join(f'{k}={v}' for k, v in given.items())})"
+        return spec["name"]
+    return f"{spec['name']}({', '.join(f'{k}={v}' for k, v in given.items())})"
 
 
 @dataclass(frozen=True)
