@@ -99,7 +99,9 @@ def score(
     rows, notes = [], []
     for system, source in data.systems.items():
         prediction = align(reference, load(source, "prediction", "systems", system), data.missing)
-        if isinstance(prediction, LabelMatrix):
+        if isinstance(prediction, LabelMatrix) and plan.ranks_only:
+            prediction = prediction.check_scores()
+        elif isinstance(prediction, LabelMatrix):
             prediction, clipped = prediction.check_memberships(clip=data.clip)
             if clipped:
                 notes.append(f"{system}: {clipped} prediction value(s) outside [0, 1] were clipped (clip: true)")

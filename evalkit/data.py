@@ -76,18 +76,10 @@ class LabelMatrix:
         Returns the (possibly clipped) matrix and how many values were clipped. One min and one
         max over the array decide; only a failing array is searched for the offending cells.
         """
-        values = self.values
-        if values.size == 0:
-            raise DataError(f"{self.source}: no data (shape {values.shape}); give at least one sample and one class")
-        lo, hi = values.min(), values.max()
-        if np.isnan(lo) or np.isnan(hi) or np.isinf(lo) or np.isinf(hi):
-            bad = np.argwhere(~np.isfinite(values))
-            raise DataError(
-                f"{self.source}: {len(bad)} value(s) are NaN or infinite, first at "
-                f"{self._places(bad)}; fix or remove those samples"
-            )
+        lo, hi = self._finite_range()
         if lo >= 0 and hi <= 1:
             return self, 0
+        values = self.values
         bad = np.argwhere((values < 0) | (values > 1))
         if not clip:
             first = tuple(bad[0])
@@ -100,6 +92,25 @@ class LabelMatrix:
                 f"{self._places(bad)}. Memberships must lie in [0, 1]; {advice}"
             )
         return replace(self, values=np.clip(values, 0, 1)), len(bad)
+
+    def check_scores(self) -> LabelMatrix:
+        """Reject NaN/inf and empty data; any other value is a valid score (for ranking metrics)."""
+        self._finite_range()
+        return self
+
+    def _finite_range(self) -> tuple[float, float]:
+        """(min, max) of the values; no data, NaN or inf is an error naming the cells."""
+        values = self.values
+        if values.size == 0:
+            raise DataError(f"{self.source}: no data (shape {values.shape}); give at least one sample and one class")
+        lo, hi = values.min(), values.max()
+        if np.isnan(lo) or np.isnan(hi) or np.isinf(lo) or np.isinf(hi):
+            bad = np.argwhere(~np.isfinite(values))
+            raise DataError(
+                f"{self.source}: {len(bad)} value(s) are NaN or infinite, first at "
+                f"{self._places(bad)}; fix or remove those samples"
+            )
+        return lo, hi
 
     def _places(self, bad: np.ndarray) -> str:
         shown = "; ".join(self.where(int(r), int(c)) for r, c in bad[:MAX_LISTED])

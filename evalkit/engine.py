@@ -103,6 +103,12 @@ class Plan:
     def data_metrics(self) -> list[Component]:
         return [m for m in self.metrics if isinstance(m.obj, DataMetric)]
 
+    @property
+    def ranks_only(self) -> bool:
+        """Only metrics that rank predictions (``ranks = True``: mAP, OmAP): predictions are then
+        scores, any finite value (logits too), not memberships in [0, 1]."""
+        return not self.set_metrics and all(getattr(m.obj, "ranks", False) for m in self.data_metrics)
+
     def combinations(self) -> Iterable[tuple[Component, Component | None, Component | None]]:
         """(representation, tnorm, similarity) triples; an unused axis is not varied."""
         for rep in self.representations:

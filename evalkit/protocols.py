@@ -117,7 +117,9 @@ class DataMetric(Component, Protocol):
     or a list, which ``+`` concatenates, for metrics that need all the data, like AP).
     ``compute`` returns a value, or a mapping of named values where an array means one value per
     level. An optional ``prepare(classes)`` is called once per system with the class names in
-    column order (to resolve them, e.g. in an ontology).
+    column order (to resolve them, e.g. in an ontology). A class attribute ``ranks = True`` says
+    the metric only ranks the predictions (AP): a run whose metrics all rank accepts any finite
+    prediction scores, not only memberships in [0, 1].
     """
 
     def update(self, reference: Array, prediction: Array) -> Any: ...
