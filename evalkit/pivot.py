@@ -42,21 +42,19 @@ def tables(results: Results) -> list[Table]:
         out.append(_pivot("Per class", per_class, lambda r: r.class_, extra=("averaging", "metric")))
     if data:
         out.append(_pivot("Data metrics", data, lambda r: r.metric, index=("system",)))
-    if levels:
-        out.append(_pivot("Per level", levels, lambda r: f"λ={r.level}", index=("system", "metric")))
-        differences = level_differences(levels)
-        if differences:
-            first = levels[0].system
-            out.append(_pivot(f"Per level, difference to {first}", differences, lambda r: f"λ={r.level}", index=("system", "metric")))
+    if levels:  # levels down (there may be 22), systems and their differences across
+        rows = [*levels, *level_differences(levels)]
+        out.append(_pivot("Per level", rows, lambda r: r.system, index=("metric", "level")))
     return out
 
 
 def level_differences(levels: Sequence[Row]) -> list[Row]:
-    """Each other system's per-level values minus the first system's (Liu et al.'s Figure 3)."""
+    """Each other system's per-level values minus the first system's (Liu et al.'s Figure 3),
+    as rows of a system named ``"other − first"``."""
     first = levels[0].system
     baseline = {(r.metric, r.level): r.value for r in levels if r.system == first}
     return [
-        replace(r, value=r.value - baseline[(r.metric, r.level)])
+        replace(r, system=f"{r.system} − {first}", value=r.value - baseline[(r.metric, r.level)])
         for r in levels
         if r.system != first and (r.metric, r.level) in baseline
     ]
@@ -73,9 +71,13 @@ def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), i
     columns = list(dict.fromkeys(column(r) for r in rows))
     cells: dict[tuple, dict[str, str]] = {}
     for r in rows:
-        cells.setdefault(tuple(getattr(r, k) or "—" for k in keys), {})[column(r)] = fmt(r.value)
+        cells.setdefault(tuple(_label(getattr(r, k)) for k in keys), {})[column(r)] = fmt(r.value)
     body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
     return Table(title, [*keys, *columns], body, len(keys))
+
+
+def _label(value: object) -> str:
+    return "—" if value is None else str(value)
 
 
 def markdown(table: Table) -> str:

@@ -317,7 +317,7 @@ def test_per_level_values_lie_in_unit_interval(seed, n_clips, n_classes):
 def test_unlabeled_clip_is_an_error_naming_it_or_skipped():
     y = FIVE_Y.copy()
     y[2] = False
-    with pytest.raises(ValueError, match=r"1 clip\(s\) have no label \(rows 2\).*unlabeled='skip'"):
+    with pytest.raises(ValueError, match=r"1 clip\(s\) have no label \(0-based rows 2\).*unlabeled='skip'"):
         omap(y, FIVE_S, FIVE)
     skipped = omap(y, FIVE_S, FIVE, unlabeled="skip")
     keep = [0, 1, 3, 4]
@@ -440,7 +440,7 @@ def test_obce_shapes_means_and_beta_effect():
 def test_obce_options_and_errors():
     y = FIVE_Y.copy()
     y[1] = False
-    with pytest.raises(ValueError, match=r"rows 1.*unlabeled='uniform'"):
+    with pytest.raises(ValueError, match=r"0-based rows 1.*unlabeled='uniform'"):
         obce_weights(y, FIVE)
     r = obce_weights(y, FIVE, unlabeled="uniform")
     np.testing.assert_array_equal(r[1], 1.0)

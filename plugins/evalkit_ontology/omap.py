@@ -61,6 +61,7 @@ The OBCE weights (:func:`obce_weights`) implement the paper's Algorithm 1 litera
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -82,11 +83,15 @@ def _indices_text(index: np.ndarray) -> str:
     return listed + more
 
 
-def _check_targets(targets: object) -> np.ndarray:
+def _class_text(c: int, classes: Sequence[str] | None) -> str:
+    return f"class {c}" if classes is None else f"class {c} ({classes[c]!r})"
+
+
+def _check_targets(targets: object, classes: Sequence[str] | None = None) -> np.ndarray:
     """A boolean (N, C) copy of ``targets``; anything but 0/1 (or bool) values is an error.
 
     Why strict: a soft or multi-valued target silently changes what "positive" means, and the
-    authors' code loops forever on one.
+    authors' code loops forever on one. ``classes`` names the columns in messages.
     """
     y = np.asarray(targets)
     if y.ndim != 2:
@@ -102,13 +107,13 @@ def _check_targets(targets: object) -> np.ndarray:
         n, c = np.argwhere(bad)[0]
         raise ValueError(
             f"targets must be binary (0/1 or bool): {int(bad.sum())} cell(s) are neither 0 nor 1, "
-            f"the first at clip {n}, class {c} (value {y[n, c]!r}); binarize soft labels first, "
-            f"e.g. targets >= 0.5"
+            f"the first at clip {n}, {_class_text(c, classes)} (value {float(y[n, c]):g}); binarize soft "
+            "labels first, e.g. targets >= 0.5"
         )
     return y == 1
 
 
-def _check_scores(scores: object, shape: tuple[int, int]) -> np.ndarray:
+def _check_scores(scores: object, shape: tuple[int, int], classes: Sequence[str] | None = None) -> np.ndarray:
     """``scores`` as a float array of the targets' shape; NaN or ±inf is an error.
 
     Why: scikit-learn rejects non-finite scores too, and a NaN has no place in a ranking.
@@ -125,13 +130,14 @@ def _check_scores(scores: object, shape: tuple[int, int]) -> np.ndarray:
         n, c = np.argwhere(~finite)[0]
         raise ValueError(
             f"scores must be finite: {int((~finite).sum())} cell(s) are NaN or infinite, the first "
-            f"at clip {n}, class {c} (value {s[n, c]!r})"
+            f"at clip {n}, {_class_text(c, classes)} (value {float(s[n, c]):g})"
         )
     return s
 
 
 def _check_distances(
-    distances: object, n_classes: int, disconnected: Literal["error", "max_plus_one"]
+    distances: object, n_classes: int, disconnected: Literal["error", "max_plus_one"],
+    classes: Sequence[str] | None = None,
 ) -> np.ndarray:
     """A float64 (C, C) hop-count matrix, validated, with ∞ handled per ``disconnected``.
 
@@ -164,7 +170,8 @@ def _check_distances(
             i, j = np.argwhere(infinite)[0]
             raise ValueError(
                 f"distances contain inf ({int(infinite.sum()) // 2} class pair(s) in different "
-                f"components of the ontology graph, e.g. classes {i} and {j}); connect the graph "
+                f"components of the ontology graph, e.g. {_class_text(i, classes)} and "
+                f"{_class_text(j, classes)}); connect the graph "
                 f"(e.g. add a root) or pass disconnected='max_plus_one' to treat them as one hop "
                 f"farther than the farthest connected pair"
             )
@@ -290,7 +297,9 @@ def _ap_from_fp(rank: _Ranking, fp: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------- public API
 
 
-def average_precision(targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
+def average_precision(
+    targets: np.ndarray, scores: np.ndarray, *, classes: Sequence[str] | None = None
+) -> np.ndarray:
     """Per-class average precision, equal to scikit-learn's ``average_precision_score``.
 
     AP = Σ_t (R_t − R_{t−1}) P_t over one threshold t per distinct score in the class's column
@@ -300,6 +309,7 @@ def average_precision(targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
     Args:
         targets: (N, C) binary (bool or 0/1) relevance of each clip to each class.
         scores: (N, C) finite scores; higher means more likely.
+        classes: The names of the C columns, for error messages only.
 
     Returns:
         (C,) float64 AP per class. A class with no positive clip gets 0, as scikit-learn >= 1.2
@@ -309,8 +319,8 @@ def average_precision(targets: np.ndarray, scores: np.ndarray) -> np.ndarray:
     Raises:
         ValueError: non-binary targets, non-finite scores or mismatched shapes.
     """
-    y = _check_targets(targets)
-    s = _check_scores(scores, y.shape)
+    y = _check_targets(targets, classes)
+    s = _check_scores(scores, y.shape, classes)
     rank = _Ranking(y, s)
     fp = (rank.q_pos + 1 - rank.q_tp).astype(np.float64)  # negatives in the admitted prefix
     return _ap_from_fp(rank, fp)
@@ -324,6 +334,7 @@ def omap(
     no_positive: Literal["zero", "skip"] = "zero",
     unlabeled: Literal["error", "skip"] = "error",
     disconnected: Literal["error", "max_plus_one"] = "error",
+    classes: Sequence[str] | None = None,
 ) -> dict[str, object]:
     """Ontology-aware mean average precision (Liu et al. 2023), as the authors' code computes it.
 
@@ -350,6 +361,7 @@ def omap(
         disconnected: ``"error"`` rejects infinite distances; ``"max_plus_one"`` replaces them
             by (largest finite distance) + 1 and applies the conventions to that matrix (one
             more level than the finite maximum gives).
+        classes: The names of the C columns, for error messages only.
 
     Returns:
         A dict with ``"omap"`` (float, mean over levels), ``"omap_lambda0"`` (float, level 0),
@@ -365,17 +377,17 @@ def omap(
         raise ValueError(f"no_positive must be 'zero' or 'skip', got {no_positive!r}")
     if unlabeled not in ("error", "skip"):
         raise ValueError(f"unlabeled must be 'error' or 'skip', got {unlabeled!r}")
-    y = _check_targets(targets)
-    s = _check_scores(scores, y.shape)
+    y = _check_targets(targets, classes)
+    s = _check_scores(scores, y.shape, classes)
     n_clips, n_classes = y.shape
-    d = _check_distances(distances, n_classes, disconnected)
+    d = _check_distances(distances, n_classes, disconnected, classes)
 
     has_label = y.any(axis=1)
     if not has_label.all():
         missing = np.flatnonzero(~has_label)
         if unlabeled == "error":
             raise ValueError(
-                f"{missing.size} clip(s) have no label (rows {_indices_text(missing)}): their "
+                f"{missing.size} clip(s) have no label (0-based rows {_indices_text(missing)}): their "
                 f"false-positive weight, a minimum distance to an empty label set, is undefined; "
                 f"remove them or pass unlabeled='skip' to drop them from every class"
             )
@@ -520,8 +532,8 @@ def obce_weights(
     if not has_label.all() and unlabeled == "error":
         missing = np.flatnonzero(~has_label)
         raise ValueError(
-            f"{missing.size} clip(s) have no label (rows {_indices_text(missing)}): OBCE weights "
-            f"are distances to the labels; pass unlabeled='uniform' to give them weight 1"
+            f"{missing.size} clip(s) have no label (0-based rows {_indices_text(missing)}): OBCE "
+            f"weights are distances to the labels; pass unlabeled='uniform' to give them weight 1"
         )
     r = np.ones((n_clips, n_classes), dtype=np.float64)
     lab = np.flatnonzero(has_label)

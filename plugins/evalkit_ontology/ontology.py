@@ -640,7 +640,9 @@ def similarity_from_distance(
     return np.clip(sim, 0.0, 1.0)
 
 
-class OntologyParams(BaseModel):
+class OntologyFile(BaseModel):
+    """The parameters that name an ontology file; shared by every component that reads one."""
+
     model_config = ConfigDict(extra="forbid")
 
     ontology: ConfigPath = Field(
@@ -652,6 +654,18 @@ class OntologyParams(BaseModel):
         "auto",
         description="auto (by suffix; .json by content), audioset, edgelist, graphml or node_link.",
     )
+    cache_dir: ConfigPath | None = Field(
+        None,
+        description="A folder to keep the all-pairs distances in, as .npz keyed by the sha256 of "
+        "the ontology file (default: none, memory only).",
+    )
+
+    def load(self) -> Ontology:
+        """The ontology, read once per file and shared (see :func:`load_ontology`)."""
+        return load_ontology(self.ontology, format=self.format, cache_dir=self.cache_dir)
+
+
+class OntologyParams(OntologyFile):
     function: Function = Field(
         "linear",
         description="How the hop count d becomes a similarity: linear 1 − d/D_max (D_max: the "
@@ -666,11 +680,6 @@ class OntologyParams(BaseModel):
         1, ge=0, allow_inf_nan=False,
         description="threshold only: λ, the largest distance (in edges) that still counts as "
         "similar (1 if d ≤ max_distance, else 0); 0 means the same node only.",
-    )
-    cache_dir: ConfigPath | None = Field(
-        None,
-        description="A folder to keep the all-pairs distances in, as .npz keyed by the sha256 of "
-        "the ontology file (default: none, memory only).",
     )
 
     @model_validator(mode="after")
@@ -720,9 +729,7 @@ class OntologySimilarity(BaseComponent):
     @property
     def ontology(self) -> Ontology:
         if self._ontology is None:
-            self._ontology = load_ontology(
-                self.params.ontology, format=self.params.format, cache_dir=self.params.cache_dir
-            )
+            self._ontology = self.params.load()
         return self._ontology
 
     def table(self) -> np.ndarray:

@@ -1,0 +1,125 @@
+"""mAP and ontology-aware mAP (OmAP) as metrics of a run: score matrices against binary targets.
+
+Both rank each class's clips by score, so they need all the data at once (their chunk states
+are lists, concatenated by ``+``) and accept any finite scores, not only memberships in [0, 1]
+(``ranks = True``): logits rank like probabilities. The numbers come from
+:mod:`evalkit_ontology.omap`, where the conventions are documented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalkit.errors import DataError
+from evalkit.protocols import Array, BaseComponent
+from evalkit_ontology.omap import average_precision, omap
+from evalkit_ontology.ontology import OntologyFile
+
+NoPositive = Literal["zero", "skip"]
+
+NO_POSITIVE = Field(
+    "zero",
+    description="A class without a positive clip: AP 0, counted in the mean (zero, as "
+    "scikit-learn >= 1.2), or left out of the mean (skip).",
+)
+PER_CLASS = Field(False, description="Also report the value of every class.")
+
+
+class _RankingMetric(BaseComponent):
+    """Collects the chunks of a system and scores them at once, with the class names known."""
+
+    ranks = True
+    classes: tuple[str, ...] = ()
+
+    def prepare(self, classes: Sequence[str]) -> None:
+        self.classes = tuple(classes)
+
+    def update(self, reference: Array, prediction: Array) -> list[tuple[Array, Array]]:
+        return [(reference, prediction)]
+
+    def compute(self, state: list[tuple[Array, Array]]) -> dict[str, Any]:
+        targets = np.concatenate([ref for ref, _ in state])
+        scores = np.concatenate([pred for _, pred in state])
+        try:
+            return self.score(targets, scores)
+        except ValueError as exc:  # bad data, stated by the numeric module: say which metric
+            raise DataError(f"metric {self.name!r}: {exc}") from None
+
+    def score(self, targets: Array, scores: Array) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class MAPParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    no_positive: NoPositive = NO_POSITIVE
+    per_class: bool = PER_CLASS
+
+
+class MeanAveragePrecision(_RankingMetric):
+    """mAP: the mean over classes of the average precision of each class's ranking of the clips.
+
+    AP = Σ_t (R_t − R_{t−1}) P_t over one threshold per distinct score (no interpolation), equal
+    to scikit-learn's ``average_precision_score(average="macro")``. Targets must be 0/1; scores
+    may be any finite numbers. Reports ``map`` (and ``map_per_class`` with ``per_class: true``).
+    """
+
+    name = "map"
+    Params = MAPParams
+
+    def score(self, targets: Array, scores: Array) -> dict[str, Any]:
+        ap = average_precision(targets, scores, classes=self.classes)
+        if self.params.no_positive == "skip":
+            ap[~targets.any(axis=0)] = np.nan
+        out: dict[str, Any] = {"map": float(np.nanmean(ap)) if not np.isnan(ap).all() else np.nan}
+        if self.params.per_class:
+            out["map_per_class"] = ap
+        return out
+
+
+class OMAPParams(OntologyFile):
+    no_positive: NoPositive = NO_POSITIVE
+    unlabeled: Literal["error", "skip"] = Field(
+        "error",
+        description="A clip without any label has no false-positive weight (a minimum distance "
+        "to an empty label set): an error (error), or the clip is left out (skip).",
+    )
+    disconnected: Literal["error", "max_plus_one"] = Field(
+        "error",
+        description="Classes in different components of the ontology (an infinite distance): an "
+        "error, or one hop farther than the farthest connected pair (max_plus_one).",
+    )
+    per_class: bool = PER_CLASS
+
+
+class OntologyMAP(_RankingMetric):
+    """OmAP (Liu et al., "Ontology-aware learning and evaluation for audio tagging", eq. 3–6):
+    AP with each false positive weighted by its class's distance in the ontology to the clip's
+    nearest label, at every coarse level λ = 0 … D_max, averaged over levels.
+
+    The columns' class names are resolved in ``ontology`` (ids or names). Reports ``omap``,
+    ``omap_lambda0`` and ``omap_per_level`` (one value per λ), and with ``per_class: true``
+    ``omap_per_class`` (each class's AP averaged over the levels). Conventions follow the
+    authors' public implementation; see docs/ontology.md.
+    """
+
+    name = "omap"
+    Params = OMAPParams
+
+    def prepare(self, classes: Sequence[str]) -> None:
+        super().prepare(classes)
+        self.distances = self.params.load().distances(self.classes, where=f"metric {self.name!r}, data classes")
+
+    def score(self, targets: Array, scores: Array) -> dict[str, Any]:
+        p = self.params
+        result = omap(
+            targets, scores, self.distances, no_positive=p.no_positive, unlabeled=p.unlabeled,
+            disconnected=p.disconnected, classes=self.classes,
+        )
+        out = {k: result[k] for k in ("omap", "omap_lambda0", "omap_per_level")}
+        if p.per_class:
+            out["omap_per_class"] = result["ap_per_level"].mean(axis=0)
+        return out
