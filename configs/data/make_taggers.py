@@ -7,7 +7,7 @@ average), a further label being, with probability 0.6, a class within two hops o
 already drawn (Speech with Male speech, Music with Guitar) and otherwise a draw with Zipf-like
 class frequency (p ∝ rank^-1.1).
 
-Scores, float32 like model outputs: a sigmoid of 3.3·label + confusion + 0.4·log(class frequency
+Scores, float32 like model outputs: a sigmoid of 3.15·label + confusion + 0.4·log(class frequency
 · C) − 3.5 + N(0, 1). The two taggers differ only in where their confusions go:
 
 - ``near_miss`` confuses ontology neighbours: a negative at distance d from the clip's nearest
@@ -89,7 +89,7 @@ def simulate_scores(
             negatives = np.flatnonzero(~targets[n])
             confusion[n, negatives] = confusion[n, rng.permutation(negatives)]
     logit = (
-        3.3 * targets + confusion + 0.4 * np.log(freq * n_classes)[None, :] - 3.5
+        3.15 * targets + confusion + 0.4 * np.log(freq * n_classes)[None, :] - 3.5
         + rng.standard_normal(targets.shape)
     )
     return (1.0 / (1.0 + np.exp(-logit))).astype(np.float32)
