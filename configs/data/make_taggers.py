@@ -16,8 +16,8 @@ Scores, float32 like model outputs: a sigmoid of 3.15·label + confusion + 0.4·
 
 So both rank equally well on average (about the same mAP), but ``near_miss``'s false positives
 lie close to the truth, which OmAP forgives, and ``far_miss``'s do not. With N = 20,000 these
-constants give mAP ≈ 0.42, OmAP ≈ 0.76 and OmAP₀ ≈ 0.54 for ``near_miss``, close to the PANN row
-of Liu et al.'s Table 1. ``benchmarks/bench_omap.py`` uses the same generator. Seeded, so
+constants give mAP 0.43, OmAP 0.76 and OmAP₀ 0.57 for ``near_miss`` (PANN in Liu et al.'s
+Table 1: 0.43, 0.77, 0.54). ``benchmarks/bench_omap.py`` uses the same generator. Seeded, so
 re-running writes the same files:
 
     python configs/data/make_taggers.py [OUT_DIR] [--clips N]
