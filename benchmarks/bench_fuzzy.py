@@ -24,20 +24,16 @@ numpy floor, at least 20x faster than scikit-learn, peak extra memory at most tw
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
 import sys
 import time
-import tracemalloc
 import warnings
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 import evalkit
-from timing import best_time, met, profile
+from timing import best_time, met, peak_memory, profile
 from evalkit.plugins import default_registry
 
 METRICS = ("precision", "recall", "f1")
@@ -148,20 +144,6 @@ def crisp_numpy(y_true: np.ndarray, y_pred: np.ndarray) -> Values:
 # -------------------------------------------------------------------------------- measurement
 
 
-
-
-def peak_memory(fn: Callable[..., Any], args: tuple) -> int:
-    """Peak bytes allocated (and traced) during one call, above what existed before it."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        fn(*args)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - before
 
 
 def max_rel_diff(ours: Values, truth: Values) -> float:

@@ -40,12 +40,11 @@ import os
 import platform
 import sys
 import time
-import tracemalloc
 import warnings
 from pathlib import Path
 
 import numpy as np
-from timing import best_time, met, profile
+from timing import best_time, met, peak_memory, profile
 
 ROOT = Path(__file__).resolve().parent.parent
 from evalkit_ontology.omap import average_precision, omap
@@ -139,18 +138,6 @@ def per_class_loop(y: np.ndarray, s: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- reporting
-
-
-def peak_memory(fn, args) -> int:
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        tracemalloc.reset_peak()
-        fn(*args)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - before
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,6 +7,7 @@ import gc
 import io
 import pstats
 import time
+import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,20 @@ def profile(fn: Callable[..., Any], args: tuple, top: int = 15) -> str:
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
     text = out.getvalue()
     return text[text.index("   ncalls"):].rstrip() if "   ncalls" in text else text
+
+
+def peak_memory(fn: Callable[..., Any], args: tuple) -> int:
+    """Peak bytes allocated (and traced) during one call, above what existed before it."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        fn(*args)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - before
 
 
 def met(flag: bool) -> str:
