@@ -388,7 +388,8 @@ def omap(
         if unlabeled == "error":
             raise ValueError(
                 f"{missing.size} clip(s) have no label (0-based rows {_indices_text(missing)}): their "
-                f"false-positive weight, a minimum distance to an empty label set, is undefined; "
+                f"false-positive weight, a minimum distance to an empty label set, is undefined "
+                f"(evaluating a subset of the classes can leave clips without labels); "
                 f"remove them or pass unlabeled='skip' to drop them from every class"
             )
         y, s = y[has_label], s[has_label]
