@@ -207,3 +207,14 @@ def test_taggers_data_equal_their_generator(root: Path, tmp_path: Path):
             assert sorted(made.files) == sorted(kept.files) == ["classes", "ids", "values"]
             for key in made.files:
                 np.testing.assert_array_equal(made[key], kept[key], err_msg=f"{name}: {key}")
+
+
+def test_a_missing_ontology_file_is_reported_by_validate(tmp_path: Path):
+    config = tmp_path / "omap.yaml"
+    config.write_text(
+        "data: {reference: [[1, 0], [0, 1]], systems: {a: [[0.9, 0.2], [0.1, 0.8]]}, classes: [Speech, Music]}\n"
+        "metrics: [{name: omap, ontology: no_such_ontology.json}]\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(config)], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "no_such_ontology.json" in done.stderr and "does not exist" in done.stderr

@@ -71,7 +71,7 @@ class MeanAveragePrecision(_RankingMetric):
     Params = MAPParams
 
     def score(self, targets: Array, scores: Array) -> dict[str, Any]:
-        ap = average_precision(targets, scores, classes=self.classes)
+        ap = average_precision(targets, scores, classes=self.classes or None)
         if self.params.no_positive == "skip":
             ap[~targets.any(axis=0)] = np.nan
         out: dict[str, Any] = {"map": float(np.nanmean(ap)) if not np.isnan(ap).all() else np.nan}
@@ -109,15 +109,20 @@ class OntologyMAP(_RankingMetric):
     name = "omap"
     Params = OMAPParams
 
+    def __init__(self, params: OMAPParams) -> None:
+        super().__init__(params)
+        self.ontology = params.load()  # now: a bad file is reported before any data is read
+        self.distances: np.ndarray | None = None
+
     def prepare(self, classes: Sequence[str]) -> None:
         super().prepare(classes)
-        self.distances = self.params.load().distances(self.classes, where=f"metric {self.name!r}, data classes")
+        self.distances = self.ontology.distances(self.classes, where=f"metric {self.name!r}, data classes")
 
     def score(self, targets: Array, scores: Array) -> dict[str, Any]:
         p = self.params
         result = omap(
             targets, scores, self.distances, no_positive=p.no_positive, unlabeled=p.unlabeled,
-            disconnected=p.disconnected, classes=self.classes,
+            disconnected=p.disconnected, classes=self.classes or None,
         )
         out = {k: result[k] for k in ("omap", "omap_lambda0", "omap_per_level")}
         if p.per_class:
