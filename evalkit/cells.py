@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.errors import PluginContractError
 from evalkit.items import ItemSets
 from evalkit.protocols import Similarity
 
@@ -77,23 +76,11 @@ class Cells:
         return self.size >= BLOCK_ITEMS
 
 
-def checked(similarity: Similarity, values: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """A similarity's output as float64, after checking its shape and range (its contract)."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.shape != shape or (values.size and not (values.min() >= 0 and values.max() <= 1)):
-        found = f"[{values.min():g}, {values.max():g}]" if values.size else "no values"
-        raise PluginContractError(
-            f"similarity {similarity.name!r} returned shape {values.shape} with range {found}; "
-            f"expected shape {shape} with values in [0, 1]"
-        )
-    return values
-
-
 def pair_similarities(similarity: Similarity, cells: Cells, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """sim(items[I], items[J]) element-wise, in one ``pairs`` call."""
     if not len(i):
         return np.zeros(0)
-    return checked(similarity, similarity.pairs(cells.items[i].tolist(), cells.items[j].tolist()), i.shape)
+    return np.asarray(similarity.pairs(cells.items[i].tolist(), cells.items[j].tolist()), dtype=np.float64)
 
 
 def cross_blocks(similarity: Similarity, cells: Cells) -> Iterator[tuple[int, np.ndarray]]:
@@ -104,7 +91,7 @@ def cross_blocks(similarity: Similarity, cells: Cells) -> Iterator[tuple[int, np
     blocks = cells.as_blocks(similarity) & both
     for cell in np.flatnonzero(blocks):
         g, p = cells.ref_items(cell), cells.pred_items(cell)
-        yield cell, checked(similarity, similarity.matrix(g, p), (len(g), len(p)))
+        yield cell, np.asarray(similarity.matrix(g, p), dtype=np.float64)
     small = np.flatnonzero(both & ~blocks)
     sim = pair_similarities(similarity, cells, *cells.pairs(small, cross=True))
     ends = np.cumsum(cells.n_ref[small] * cells.n_pred[small])

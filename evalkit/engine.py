@@ -14,10 +14,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from evalkit.contracts import who
 from evalkit.errors import ConfigError
 from evalkit.items import ItemSets
 from evalkit.protocols import DataMetric, SetMetric
-from evalkit.registry import Registry
+from evalkit.registry import Registry, label_of
 from evalkit.results import Row
 from evalkit.table import CHUNK_ROWS, Summary
 
@@ -32,16 +33,14 @@ class Progress(Protocol):
 
 @dataclass(frozen=True)
 class Component:
-    """A component instance with its display label and the distribution it came from."""
+    """A component instance (as the registry hands it out: guarded) with its display label."""
 
     label: str
     obj: Any
-    kind: str
-    distribution: str
 
     @property
     def who(self) -> str:
-        return f"{self.kind} {self.label!r} (from {self.distribution})"
+        return who(self.obj)
 
 
 def resolve(
@@ -51,24 +50,12 @@ def resolve(
     ``base`` is the folder that relative paths in parameters are resolved against."""
     components = []
     for index, spec in enumerate(specs):
-        obj = registry.create(kind, spec, where(index), base)
-        entry = registry.entry(kind, spec if isinstance(spec, str) else spec["name"])
-        components.append(Component(label_of(spec), obj, kind, entry.distribution))
+        components.append(Component(label_of(spec), registry.create(kind, spec, where(index), base)))
     labels = [c.label for c in components]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
         raise ConfigError(f"{where(labels.index(duplicates[0]))}: {kind} {duplicates[0]!r} is listed twice")
     return components
-
-
-def label_of(spec: Any) -> str:
-    """``name``, or ``name(key=value, ...)`` with the parameters as written in the config."""
-    if isinstance(spec, str):
-        return spec
-    given = {k: v for k, v in spec.items() if k != "name"}
-    if not given:
-        return spec["name"]
-    return f"{spec['name']}({', '.join(f'{k}={v}' for k, v in given.items())})"
 
 
 @dataclass(frozen=True)

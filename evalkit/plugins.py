@@ -7,8 +7,10 @@ points as third-party ones. Loading is done by our own loop rather than pluggy's
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.metadata
+import inspect
 import os
 from types import ModuleType
 
@@ -40,6 +42,11 @@ def make_plugin_manager(
     plugins = _entry_point_plugins(failures) if load_entrypoints else {}
     plugins.update(extra or {})
     for name, plugin in plugins.items():
+        problems = hook_problems(plugin)
+        if problems:
+            dist = name.partition(":")[0]
+            failures.append(PluginLoadError(f"plugin {name} (distribution {dist}): {'; '.join(problems)}"))
+            continue
         try:
             pm.register(plugin, name=name)
             pm.check_pending()
@@ -48,6 +55,36 @@ def make_plugin_manager(
                 pm.unregister(plugin)
             failures.append(PluginLoadError(f"plugin {name}: {exc}"))
     return pm, failures
+
+
+def hook_problems(plugin: object) -> list[str]:
+    """What is wrong with a plugin's hook functions, said so that an author can fix it: a name
+    that is no hook (with the closest one), a hook without ``@evalkit.hookimpl`` (pluggy would
+    silently never call it), or arguments other than ``register``."""
+    hooks = sorted(hook for _, hook in KINDS.values())
+    problems = []
+    for attribute in dir(plugin):
+        if not attribute.startswith("evalkit_"):
+            continue
+        function = getattr(plugin, attribute, None)
+        if not callable(function) or isinstance(function, type):
+            continue
+        marked = getattr(function, "evalkit_impl", None) is not None
+        if attribute not in hooks:
+            if marked or attribute.startswith("evalkit_register"):
+                close = difflib.get_close_matches(attribute, hooks, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else f"the hooks are {', '.join(hooks)}"
+                problems.append(f"{attribute!r} is not an evalkit hook ({hint})")
+        elif not marked:
+            problems.append(f"{attribute} is not marked with @evalkit.hookimpl, so it would never be called")
+        else:
+            args = [a for a in inspect.signature(function).parameters if a != "self"]
+            if args != ["register"]:
+                problems.append(
+                    f"{attribute}({', '.join(args)}) must take exactly one argument named "
+                    f"'register' (the callback the hook passes): def {attribute}(register)"
+                )
+    return problems
 
 
 def _entry_point_plugins(failures: list[PluginLoadError]) -> dict[str, ModuleType]:

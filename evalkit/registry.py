@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from evalkit.contracts import calling, guard
 from evalkit.errors import ConfigError, PluginContractError, PluginLoadError, UnknownComponentError
 from evalkit.protocols import KINDS, DataMetric, SetMetric
 
@@ -32,6 +33,11 @@ class Entry:
     def summary(self) -> str:
         doc = (self.cls.__doc__ or "").strip()
         return doc.splitlines()[0] if doc else ""
+
+    def who(self, label: str | None = None) -> str:
+        """How messages name this component: ``tnorm 'hamacher(p=0.5)' (from dist, plugin p)``."""
+        shown = self.name if label is None else label
+        return f"{self.kind} {shown!r} (from {self.distribution}, plugin {self.plugin})"
 
     @property
     def params(self) -> dict[str, Any]:
@@ -110,7 +116,18 @@ class Registry:
             params = entry.cls.Params.model_validate(raw, context={"base": base or Path.cwd()})
         except ValidationError as exc:
             raise ConfigError(prefix + describe_validation_error(exc, entry)) from None
-        return entry.cls(params)
+        who = entry.who(label_of(spec))
+        return guard(kind, calling(who, "__init__", entry.cls, params), who)
+
+
+def label_of(spec: str | Mapping[str, Any]) -> str:
+    """``name``, or ``name(key=value, ...)`` with the parameters as written in the config."""
+    if isinstance(spec, str):
+        return spec
+    given = {k: v for k, v in spec.items() if k != "name"}
+    if not given:
+        return spec["name"]
+    return f"{spec['name']}({', '.join(f'{k}={v}' for k, v in given.items())})"
 
 
 def describe_validation_error(exc: ValidationError, entry: Entry) -> str:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 import evalkit
 import evalkit_word2vec
+from evalkit.contracts import unwrap
 from evalkit.errors import ConfigError, DataError, UnknownComponentError
 from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.protocols import NoParams, Similarity
@@ -375,7 +376,7 @@ def test_fallback_comes_from_the_installed_plugins_by_default(trained, registry,
 def test_parameters_are_validated(trained, registry):
     assert isinstance(make(trained.text), Similarity)
     created = registry.create("similarity", {"name": "word2vec", "model": str(trained.text)})
-    assert isinstance(created, Word2Vec) and created.params.oov == "error"
+    assert isinstance(unwrap(created), Word2Vec) and created.params.oov == "error"
     bad = [
         ({"oov": "fallback"}, "oov: fallback needs a `fallback` similarity"),
         ({"fallback": "levenshtein"}, "`fallback` is only used with oov: fallback"),

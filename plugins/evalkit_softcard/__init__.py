@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from scipy.optimize import linear_sum_assignment
 
 from evalkit import hookimpl
-from evalkit.cells import Cells, checked, cross_blocks, pair_similarities
+from evalkit.cells import Cells, cross_blocks, pair_similarities
+from evalkit.contracts import who
 from evalkit.errors import PluginContractError
 from evalkit.items import ItemSets
 from evalkit.protocols import BaseComponent, Similarity, TNorm
@@ -58,7 +59,7 @@ class SoftCardinality(BaseComponent):
         for cell in np.flatnonzero(blocks):
             start, g, k = cells.offset[cell], cells.n_ref[cell], cells.size[cell]
             items = cells.items[start : start + k].tolist()
-            sim = power(checked(similarity, similarity.matrix(items, items), (k, k)), p)
+            sim = power(np.asarray(similarity.matrix(items, items), dtype=np.float64), p)
             # Each element read once: own-set sums, plus the other set's for the union. (Not BLAS:
             # its idle threads spin and slow the similarity's own threads down by half.)
             own[start : start + g] = np.einsum("ij->i", sim[:g, :g])
@@ -82,7 +83,7 @@ class SoftCardinality(BaseComponent):
         if n and (union.min() <= 0 or own.min() <= 0):
             item = cells.items[np.argmin(own)]
             raise PluginContractError(
-                f"similarity {similarity.name!r} gives {item!r} no similarity to itself; a "
+                f"{who(similarity, 'similarity')} gives {item!r} no similarity to itself; a "
                 "similarity must be 1 for identical items"
             )
         ref_items, pred_items = np.flatnonzero(cells.in_ref), np.flatnonzero(~cells.in_ref)
