@@ -15,13 +15,16 @@ property is a new function added there, and a new kind gets its own ``check_<kin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["TNORM_CHECKS", "TNormGrid", "check_tnorm", "describe"]
+__all__ = [
+    "TNORM_CHECKS", "TNormGrid", "check_averaging", "check_metric", "check_representation",
+    "check_similarity", "check_tnorm", "describe",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,3 +428,232 @@ def check_similarity(
         empty = np.asarray(similarity.pairs([], [])).shape
         if empty != (0,):
             _fail(similarity, kind, f"pairs([], []) has shape {empty}, expected (0,)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Set representations
+# ---------------------------------------------------------------------------------------------
+
+
+#: The columns of a cardinality table, in :meth:`evalkit.table.CardinalityTable.columns` order.
+COLUMNS = ("ref", "pred", "inter", "matched_ref", "matched_pred")
+
+
+def _rows(data: Any, index: Any) -> Any:
+    """Samples ``index`` (a slice or an index array) of a membership array or item sets."""
+    if isinstance(data, np.ndarray) or not hasattr(data, "take"):
+        return np.asarray(data)[index]
+    return data[index] if isinstance(index, slice) else data.take(np.asarray(index))
+
+
+def check_representation(
+    representation: Any, reference: Any, prediction: Any, *, tnorm: Any = None,
+    similarity: Any = None, symmetric: bool = True, atol: float = 1e-9, seed: int = 0,
+) -> None:
+    """Check that ``representation`` fills a valid cardinality table from ``reference`` and
+    ``prediction``; raise AssertionError at the first failure.
+
+    The properties: ``cardinalities`` returns a table whose columns are floating arrays of shape
+    (samples, classes), finite and >= 0; samples are independent — a permutation of the samples
+    permutes the table's rows, and the two halves computed separately give the whole (so chunked
+    runs equal whole ones); and, with ``symmetric``, the two sides are treated alike: the
+    reference against itself gives |G| = |P|, and swapping the sides swaps |G| and |P| and keeps
+    |G ∩ P| (or swaps the per-side matched masses, when the table has them); true for
+    commutative T-norms and symmetric similarities; pass ``symmetric=False`` for, e.g.,
+    different thresholds per side.
+
+    Args:
+        representation: an instance with ``cardinalities``.
+        reference, prediction: a batch it reads, at least two samples: (samples, classes)
+            membership arrays, or :class:`evalkit.items.ItemSets` for item representations.
+        tnorm, similarity: the components it uses (``None`` if it uses none).
+        symmetric: also check that the sides are treated alike.
+        atol: the absolute tolerance of the comparisons.
+        seed: seed of the sample permutation.
+
+    Raises:
+        AssertionError: naming the representation and the property.
+    """
+    kind = "representation"
+    n = len(reference)
+    if n < 2 or len(prediction) != n:
+        raise ValueError("check_representation needs two sides with the same number (>= 2) of samples")
+
+    def table(ref: Any, pred: Any, what: str) -> list[np.ndarray]:
+        out = representation.cardinalities(ref, pred, tnorm=tnorm, similarity=similarity)
+        columns = out.columns() if hasattr(out, "columns") else None
+        if columns is None:
+            _fail(representation, kind, f"cardinalities() on {what} returned {type(out).__name__}, "
+                  "expected an evalkit.table.CardinalityTable")
+        shape = (len(ref), len(getattr(ref, "classes", ())) or np.shape(ref)[1])
+        for name, column in zip(COLUMNS, columns):
+            if not isinstance(column, np.ndarray) or column.dtype.kind != "f" or column.shape != shape:
+                _fail(representation, kind, f"{name} on {what} is {type(column).__name__} "
+                      f"{getattr(column, 'dtype', '')} of shape {np.shape(column)}, expected floats "
+                      f"of shape {shape} (samples x classes)")
+            if not (np.isfinite(column).all() and (column >= 0).all()):
+                _fail(representation, kind, f"{name} on {what} has negative, NaN or infinite values")
+        return [c.astype(np.float64) for c in columns]
+
+    def same(a: list[np.ndarray], b: list[np.ndarray], what: str, names: Sequence[str] = COLUMNS) -> None:
+        for name, x, y in zip(names, a, b):
+            bad = ~(np.abs(x - y) <= atol)
+            if bad.any():
+                row, col = (int(i) for i in np.argwhere(bad)[0])
+                _fail(representation, kind, f"{what}: {name} differs at sample {row}, class {col} "
+                      f"({float(x[row, col])!r} vs {float(y[row, col])!r})")
+
+    whole = table(reference, prediction, "the batch")
+    order = np.random.default_rng(seed).permutation(n)
+    permuted = table(_rows(reference, order), _rows(prediction, order), "permuted samples")
+    same([c[order] for c in whole], permuted, "permuting the samples does not permute the table")
+    half = n // 2
+    first = table(_rows(reference, slice(0, half)), _rows(prediction, slice(0, half)), "the first half")
+    second = table(_rows(reference, slice(half, n)), _rows(prediction, slice(half, n)), "the second half")
+    same(whole, [np.vstack(parts) for parts in zip(first, second)], "the halves do not give the whole")
+    if symmetric:
+        itself = table(reference, reference, "the reference against itself")
+        same([itself[0]], [itself[1]], "the reference against itself has |G| != |P|")
+        swapped = table(prediction, reference, "swapped sides")
+        # Per-side matched masses swap too (|G ∩ P| is then one of them).
+        kept = (0, 1, 3, 4) if len(whole) == 5 else (0, 1, 2)
+        mirror = {0: 1, 1: 0, 2: 2, 3: 4, 4: 3}
+        same([whole[i] for i in kept], [swapped[mirror[i]] for i in kept],
+             "swapping the sides does not swap |G| and |P|", [COLUMNS[i] for i in kept])
+
+
+# ---------------------------------------------------------------------------------------------
+# Set metrics and averagings
+# ---------------------------------------------------------------------------------------------
+
+
+def _valid_cardinalities(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Random (ref, pred, inter) with 0 <= inter <= min(ref, pred), exact zeros and full overlaps
+    included."""
+    ref = rng.choice([0.0, 0.5, 1.0, 2.0, 3.5, 10.0], size=shape)
+    pred = rng.choice([0.0, 0.25, 1.0, 2.0, 4.0, 10.0], size=shape)
+    share = rng.choice([0.0, 0.3, 0.5, 1.0], size=shape)
+    return ref, pred, np.minimum(ref, pred) * share
+
+
+def check_metric(metric: Any, *, bounded: bool = True, seed: int = 0) -> None:
+    """Check that a set metric's ``ratio(ref, pred, inter)`` is a vectorized ratio of the three
+    cardinalities; raise AssertionError at the first failure.
+
+    The properties: it returns (numerator, denominator) broadcastable to the inputs' shape, with
+    a non-negative denominator; element-wise results equal those of one cell at a time; and,
+    with ``bounded`` (every ratio of a set's overlap, like precision or Jaccard), the value lies
+    in [0, 1] whenever 0 <= |G ∩ P| <= min(|G|, |P|), is 1 for a full overlap
+    (|G| = |P| = |G ∩ P| > 0) and 0 without overlap. Pass ``bounded=False`` for metrics that
+    report a cardinality itself.
+
+    Raises:
+        AssertionError: naming the metric, the property and the first offending cardinalities.
+    """
+    kind = "metric"
+    ref, pred, inter = _valid_cardinalities(np.random.default_rng(seed), (200,))
+    out = metric.ratio(ref, pred, inter)
+    if not (isinstance(out, tuple | list) and len(out) == 2):
+        _fail(metric, kind, f"ratio() returned {type(out).__name__}, expected (numerator, denominator)")
+    num, den = (np.broadcast_to(np.asarray(x, dtype=np.float64), ref.shape) for x in out)
+    if (den < 0).any() or np.isnan(num).any() or np.isnan(den).any():
+        _fail(metric, kind, f"negative or NaN denominator or NaN numerator at "
+              f"{_first((den < 0) | np.isnan(num) | np.isnan(den), ref=ref, pred=pred, inter=inter)}")
+    for k in range(0, ref.size, 37):
+        one = [np.asarray(x, dtype=np.float64) for x in metric.ratio(ref[k : k + 1], pred[k : k + 1], inter[k : k + 1])]
+        if not np.allclose([np.broadcast_to(x, (1,))[0] for x in one], [num[k], den[k]], rtol=1e-12, atol=0):
+            _fail(metric, kind, f"one cell gives {one} but the vectorized call {num[k]}, {den[k]} at "
+                  f"ref={ref[k]!r}, pred={pred[k]!r}, inter={inter[k]!r}")
+    if not bounded:
+        return
+    defined = den > 0
+    value = np.divide(num, den, out=np.zeros_like(num), where=defined)
+    bad = defined & ~((value >= -1e-12) & (value <= 1 + 1e-12))
+    if bad.any():
+        _fail(metric, kind, f"value outside [0, 1] at {_first(bad, ref=ref, pred=pred, inter=inter)}")
+    full = np.array([1.0, 2.5, 7.0])
+    got = np.divide(*(np.asarray(x, dtype=np.float64) for x in metric.ratio(full, full, full)))
+    if not np.allclose(got, 1.0, rtol=0, atol=1e-12):
+        _fail(metric, kind, f"a full overlap |G| = |P| = |G ∩ P| = {full.tolist()} gives {got.tolist()}, not 1")
+    got = np.divide(*(np.asarray(x, dtype=np.float64) for x in metric.ratio(full, full, 0 * full)))
+    if not np.allclose(got, 0.0, rtol=0, atol=1e-12):
+        _fail(metric, kind, f"no overlap (|G ∩ P| = 0) gives {got.tolist()}, not 0")
+
+
+class _Ratio:
+    """A set metric for the averaging checks, independent of any plugin."""
+
+    def __init__(self, name: str, ratio: Callable[..., tuple[np.ndarray, np.ndarray]]) -> None:
+        self.name, self._ratio = name, ratio
+
+    def ratio(self, ref: np.ndarray, pred: np.ndarray, inter: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._ratio(ref, pred, inter)
+
+
+_AVERAGING_METRICS = (
+    _Ratio("precision", lambda ref, pred, inter: (inter, pred)),
+    _Ratio("recall", lambda ref, pred, inter: (inter, ref)),
+    _Ratio("f1", lambda ref, pred, inter: (2 * inter, ref + pred)),
+)
+
+
+def check_averaging(averaging: Any, *, n_samples: int = 40, n_classes: int = 5, seed: int = 0) -> None:
+    """Check that ``averaging`` reduces cardinality tables sensibly; raise AssertionError at the
+    first failure.
+
+    It builds summaries the way the engine does (:meth:`evalkit.table.Summary.of`, with the
+    per-sample sums the averaging asks for through ``sample_metrics``) from random valid tables,
+    and checks for precision, recall and F1: ``reduce`` returns a float or one value per class;
+    values lie in [0, 1] for valid tables; a perfect table (|G| = |P| = |G ∩ P|) gives 1; a table
+    summed in two chunks gives the value of the whole; permuting the classes permutes per-class
+    values and leaves a single value unchanged; and an empty table gives ``zero_division``
+    (0, 1, or NaN).
+
+    Raises:
+        AssertionError: naming the averaging, the metric and the property.
+    """
+    from evalkit.table import CardinalityTable, Summary
+
+    kind = "averaging"
+    rng = np.random.default_rng(seed)
+    shape = (n_samples, n_classes)
+    tables = {
+        "a random table": _valid_cardinalities(rng, shape),
+        "a perfect table": (np.full(shape, 2.0),) * 3,
+        "an empty table": (np.zeros(shape),) * 3,
+    }
+    wanted = list(averaging.sample_metrics(list(_AVERAGING_METRICS)))
+
+    def reduce(columns: tuple[np.ndarray, ...], metric: Any, zero_division: float, chunks: int = 1) -> np.ndarray:
+        parts = [
+            Summary.of(CardinalityTable(*(c[rows] for c in columns)), wanted, zero_division)
+            for rows in np.array_split(np.arange(n_samples), chunks)
+        ]
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        value = np.asarray(averaging.reduce(total, metric, zero_division), dtype=np.float64)
+        if value.shape not in ((), (n_classes,)):
+            _fail(averaging, kind, f"reduce() for {metric.name} returned shape {value.shape}, expected "
+                  f"a float or one value per class ({n_classes},)")
+        return value
+
+    for metric in _AVERAGING_METRICS:
+        random = tables["a random table"]
+        value = reduce(random, metric, 0.0)
+        if not ((value >= -1e-12) & (value <= 1 + 1e-12)).all():
+            _fail(averaging, kind, f"{metric.name} of a random valid table is {value}, outside [0, 1]")
+        if not np.allclose(reduce(random, metric, 0.0, chunks=3), value, rtol=1e-12, atol=1e-12):
+            _fail(averaging, kind, f"{metric.name} differs when the table is summed in three chunks")
+        order = rng.permutation(n_classes)
+        shuffled = reduce(tuple(c[:, order] for c in random), metric, 0.0)
+        if not np.allclose(shuffled, value[order] if value.ndim else value, rtol=1e-12, atol=1e-12):
+            _fail(averaging, kind, f"{metric.name} changes when the classes are permuted")
+        perfect = reduce(tables["a perfect table"], metric, 0.0)
+        if not np.allclose(perfect, 1.0, rtol=0, atol=1e-12):
+            _fail(averaging, kind, f"{metric.name} of a perfect table is {perfect}, not 1")
+        for zero_division in (0.0, 1.0, float("nan")):
+            empty = reduce(tables["an empty table"], metric, zero_division)
+            if not np.allclose(empty, zero_division, rtol=0, atol=0, equal_nan=True):
+                _fail(averaging, kind, f"{metric.name} of an empty table is {empty} with "
+                      f"zero_division={zero_division}, expected {zero_division}")

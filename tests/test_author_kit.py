@@ -1,0 +1,150 @@
+"""The plugin author kit (evalkit.testing): every built-in passes, and each check catches a
+component that breaks its property, with a message naming it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalkit.items import ItemSets
+from evalkit.plugins import default_registry
+from evalkit.protocols import BaseComponent
+from evalkit.table import CardinalityTable, Summary
+from evalkit.testing import check_averaging, check_metric, check_representation
+
+REGISTRY = default_registry()
+RNG = np.random.default_rng(0)
+REF, PRED = RNG.random((30, 4)), RNG.random((30, 4))
+WORDS_REF = ItemSets.from_python([["cafe", "coffee"], ["tea"], ["gray", "grey", "color"], []], source="ref")
+WORDS_PRED = ItemSets.from_python([["café"], ["tea", "tee"], ["colour"], ["milk"]], source="pred")
+EVENTS_REF = ItemSets.from_python([[(0.0, 1.0), (2.0, 3.5)], [(1.0, 2.0)], []], source="ref")
+EVENTS_PRED = ItemSets.from_python([[(0.2, 1.1)], [(1.0, 2.0), (4.0, 5.0)], [(0.0, 0.5)]], source="pred")
+
+
+def create(kind, spec):
+    return REGISTRY.create(kind, spec)
+
+
+@pytest.mark.parametrize("tnorm", REGISTRY.names("tnorm"))
+def test_fuzzy_passes_with_every_tnorm(tnorm):
+    check_representation(create("representation", "fuzzy"), REF, PRED, tnorm=create("tnorm", tnorm))
+
+
+def test_crisp_passes_and_per_side_thresholds_need_symmetric_false():
+    check_representation(create("representation", "crisp"), REF, PRED)
+    one_sided = create("representation", {"name": "crisp", "reference_threshold": 0.3})
+    with pytest.raises(AssertionError, match=r"^representation crisp\(.*reference_threshold=0.3.*\): the reference against itself has \|G\| != \|P\|"):
+        check_representation(one_sided, REF, PRED)
+    check_representation(one_sided, REF, PRED, symmetric=False)
+
+
+@pytest.mark.parametrize("name", ["soft_cardinality", "exact_match", "threshold_match", "fuzzy_pr"])
+def test_item_representations_pass(name):
+    check_representation(create("representation", name), WORDS_REF, WORDS_PRED,
+                         similarity=create("similarity", "levenshtein"))
+
+
+@pytest.mark.parametrize("spec", ["segments", "fuzzy_segments"])
+def test_segment_representations_pass(spec):
+    tnorm = create("tnorm", "product") if spec == "fuzzy_segments" else None
+    check_representation(create("representation", spec), EVENTS_REF, EVENTS_PRED, tnorm=tnorm)
+
+
+@pytest.mark.parametrize("name", REGISTRY.names("averaging"))
+def test_every_builtin_averaging_passes(name):
+    check_averaging(create("averaging", name))
+
+
+@pytest.mark.parametrize("name", [n for n in REGISTRY.names("metric") if hasattr(REGISTRY.entry("metric", n).cls, "ratio")])
+def test_every_builtin_set_metric_passes(name):
+    check_metric(create("metric", name), bounded=not name.startswith("card_"))
+
+
+# ---------------------------------------------------------------------- broken components
+
+
+class BatchNormalised(BaseComponent):
+    """Divides by the batch total: rows are not independent."""
+
+    name = "batch_normalised"
+    uses = frozenset()
+    data = "matrix"
+
+    def cardinalities(self, reference, prediction, *, tnorm, similarity):
+        scale = reference.sum()
+        return CardinalityTable(reference / scale, prediction / scale, np.minimum(reference, prediction) / scale)
+
+
+class ReferenceFirst(BaseComponent):
+    """Intersection = the reference where the prediction is above 0.5: not symmetric."""
+
+    name = "reference_first"
+    uses = frozenset()
+    data = "matrix"
+
+    def cardinalities(self, reference, prediction, *, tnorm, similarity):
+        return CardinalityTable(reference, prediction, reference * (prediction > 0.5))
+
+
+def test_check_representation_catches_dependent_rows_and_asymmetry():
+    with pytest.raises(AssertionError, match=r"^representation batch_normalised: the halves do not give the whole"):
+        check_representation(BatchNormalised(BatchNormalised.Params()), REF, PRED)
+    with pytest.raises(AssertionError, match=r"^representation reference_first: swapping the sides does not swap"):
+        check_representation(ReferenceFirst(ReferenceFirst.Params()), REF, PRED)
+
+
+class DiceWithoutTwo(BaseComponent):
+    """|G ∩ P| / (|G| + |P|): a full overlap gives 1/2."""
+
+    name = "half_dice"
+
+    def ratio(self, ref, pred, inter):
+        return inter, ref + pred
+
+
+class Unbounded(BaseComponent):
+    """|G ∩ P| / min(|G|, |P|)^2: above 1 for small sets."""
+
+    name = "unbounded"
+
+    def ratio(self, ref, pred, inter):
+        return inter, np.minimum(ref, pred) ** 2
+
+
+def test_check_metric_catches_wrong_values():
+    with pytest.raises(AssertionError, match=r"^metric half_dice: a full overlap .* gives \[0\.5, 0\.5, 0\.5\], not 1"):
+        check_metric(DiceWithoutTwo(DiceWithoutTwo.Params()))
+    with pytest.raises(AssertionError, match=r"^metric unbounded: value outside \[0, 1\] at ref=.*inter="):
+        check_metric(Unbounded(Unbounded.Params()))
+
+
+class IgnoresZeroDivision(BaseComponent):
+    """Micro averaging that answers 0 for 0/0 whatever zero_division says."""
+
+    name = "stubborn_micro"
+
+    def sample_metrics(self, metrics):
+        return []
+
+    def reduce(self, summary: Summary, metric, zero_division):
+        num, den = metric.ratio(summary.ref.sum(), summary.pred.sum(), summary.inter.sum())
+        return float(num / den) if den else 0.0
+
+
+class FirstClassOnly(BaseComponent):
+    """The value of class 0: changes when classes are permuted."""
+
+    name = "first_class"
+
+    def sample_metrics(self, metrics):
+        return []
+
+    def reduce(self, summary: Summary, metric, zero_division):
+        return float(summary.value(metric, zero_division)[0])
+
+
+def test_check_averaging_catches_zero_division_and_class_order():
+    with pytest.raises(AssertionError, match=r"^averaging stubborn_micro: precision of an empty table is 0\.0 with zero_division=1\.0"):
+        check_averaging(IgnoresZeroDivision(IgnoresZeroDivision.Params()))
+    with pytest.raises(AssertionError, match=r"^averaging first_class: precision changes when the classes are permuted"):
+        check_averaging(FirstClassOnly(FirstClassOnly.Params()))
