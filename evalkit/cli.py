@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
-from evalkit import __version__
+from evalkit import __version__, scaffold
 from evalkit.api import make_plan, run as run_config
 from evalkit.config import load_config
-from evalkit.errors import EvalkitError
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.pivot import tables
 from evalkit.plugins import default_registry
 from evalkit.sources import find_loader
@@ -115,6 +115,29 @@ def validate(config: Path) -> None:
         elif isinstance(source, dict) and "path" in source:
             find_loader(source["path"], loaded.base, loaded.where(*path), registry, plan.data_kind, source.get("loader"))
     click.echo(f"{config}: ok")
+
+
+@main.command("new-plugin")
+@click.argument("name")
+@click.option("--kind", type=click.Choice(list(scaffold.BODIES)), default="similarity", show_default=True,
+              help="What the plugin provides.")
+@click.option("--output", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
+              help="The folder to create the package evalkit-NAME in.")
+@friendly
+def new_plugin(name: str, kind: str, output: Path) -> None:
+    """Write the skeleton of a plugin package providing a KIND called NAME.
+
+    It installs and passes evalkit's author-kit checks as written; replace its placeholder
+    computation with your own.
+    """
+    if (kind, name) in {(e.kind, e.name) for e in default_registry()}:
+        raise ConfigError(f"a {kind} called {name!r} is registered already (see `evalkit plugins`); choose another name")
+    folder = scaffold.write(name, kind, output)
+    click.echo(
+        f"wrote {folder}\n"
+        f"next: pip install -e '{folder}[test]' && python -m pytest {folder / 'tests'}\n"
+        f"then use it in a config as `{scaffold.usage(name, kind)}`"
+    )
 
 
 @main.command()

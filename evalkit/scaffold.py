@@ -1,0 +1,276 @@
+"""``evalkit new-plugin NAME``: the skeleton of a plugin package that installs and passes the
+author kit's checks as written, so an author starts from something that works and changes it.
+
+The package is an ordinary distribution ``evalkit-NAME`` with one module ``evalkit_NAME`` and an
+``evalkit`` entry point, exactly how the built-ins are registered.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from string import Template
+
+from evalkit.errors import ConfigError
+
+NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+PYPROJECT = Template('''\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "$dist"
+version = "0.1.0"
+description = "A $kind for evalkit: $name"
+requires-python = ">=3.10"
+dependencies = ["evalkit", "numpy"]
+
+[project.optional-dependencies]
+test = ["pytest"]
+
+# This entry point is how evalkit finds the plugin once the package is installed.
+[project.entry-points.evalkit]
+$name = "$package"
+
+[tool.setuptools]
+packages = ["$package"]
+''')
+
+README = Template('''\
+# $dist
+
+A $kind for evalkit, made with `evalkit new-plugin $name --kind $kind`.
+
+```bash
+pip install -e '.[test]'      # installs the package and registers the plugin
+evalkit plugins               # lists '$name' with distribution $dist
+python -m pytest              # the evalkit author kit's checks, and the entry point
+```
+
+Use it in a config by its name: `$usage`. Replace the placeholder computation in
+`$package/__init__.py` with your own; the tests hold it to the properties every evalkit $kind
+must have.
+''')
+
+HEADER = Template('''\
+"""$summary
+
+Registered through the ``evalkit`` entry point in pyproject.toml: evalkit calls the hook below
+once at start-up, then calls the component's vectorized methods directly.
+"""
+
+from __future__ import annotations
+
+${imports}
+import evalkit
+from evalkit.protocols import BaseComponent
+${evalkit_imports}
+
+@evalkit.hookimpl
+def $hook(register):
+    register($cls)
+
+
+''')
+
+BODIES = {
+    "similarity": (
+        "A similarity: the ratio of the shorter to the longer item's length (a placeholder).",
+        ("import numpy as np\nfrom pydantic import BaseModel, ConfigDict, Field\n", ""),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelled parameter is then an error
+    empty: float = Field(1.0, ge=0, le=1, description="similarity of two empty items")
+
+
+class $cls(BaseComponent):
+    """$name: min(len(x), len(y)) / max(len(x), len(y)); 1 for items of equal length."""
+
+    name = "$name"
+    symmetric = True  # sim(x, y) = sim(y, x): soft cardinality then scores each pair once
+    Params = Params
+
+    def matrix(self, xs, ys):
+        """The (len(xs), len(ys)) similarities in [0, 1], all in one vectorized step."""
+        a = np.array([len(str(x)) for x in xs], dtype=np.float64).reshape(-1, 1)
+        b = np.array([len(str(y)) for y in ys], dtype=np.float64).reshape(1, -1)
+        longest = np.maximum(a, b)
+        out = np.full(longest.shape, self.params.empty)
+        return np.divide(np.minimum(a, b), longest, out=out, where=longest > 0)
+''',
+        '''check_similarity($cls($cls.Params()), ["", "a", "ab", "ab", "abcd", "naïve"])''',
+        "similarity: $name",
+    ),
+    "tnorm": (
+        "A T-norm: the Hamacher family T(a, b) = ab / (p + (1 − p)(a + b − ab)), p >= 0.",
+        ("import numpy as np\nfrom pydantic import BaseModel, ConfigDict, Field\n", ""),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelled parameter is then an error
+    p: float = Field(2.0, ge=0, allow_inf_nan=False, description="p = 1: product; p = 2: Einstein")
+
+
+class $cls(BaseComponent):
+    """$name: Hamacher T-norm with parameter p (0 where a = b = 0)."""
+
+    name = "$name"
+    Params = Params
+
+    def __call__(self, a, b):
+        """Element-wise and broadcasting; keeps the inputs' float precision."""
+        a, b = np.asarray(a), np.asarray(b)
+        product = a * b
+        denominator = self.params.p + (1 - self.params.p) * (a + b - product)
+        return np.divide(product, denominator, out=np.zeros_like(product), where=denominator > 0)
+''',
+        '''check_tnorm($cls($cls.Params(p=0.5)))
+    check_tnorm($cls($cls.Params()))''',
+        "tnorm: $name",
+    ),
+    "metric": (
+        "A set metric: the overlap coefficient |G ∩ P| / min(|G|, |P|).",
+        ("import numpy as np\nfrom pydantic import BaseModel, ConfigDict\n", ""),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # no parameters; unknown ones are an error
+
+
+class $cls(BaseComponent):
+    """$name: |G ∩ P| / min(|G|, |P|), 1 when one set contains the other."""
+
+    name = "$name"
+    Params = Params
+
+    def ratio(self, ref, pred, inter):
+        """(numerator, denominator) from the cardinalities; evalkit divides, with zero_division."""
+        return inter, np.minimum(ref, pred)
+''',
+        '''check_metric($cls($cls.Params()))''',
+        "metrics: [$name]",
+    ),
+    "representation": (
+        "A set representation: memberships squared (Zadeh's 'very' hedge), intersected by a T-norm.",
+        ("from pydantic import BaseModel, ConfigDict, Field\n", "from evalkit.table import CardinalityTable\n"),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelled parameter is then an error
+    power: float = Field(2.0, gt=0, allow_inf_nan=False, description="the hedge's exponent")
+
+
+class $cls(BaseComponent):
+    """$name: |A| = Σ μ^power, |G ∩ P| = Σ T(μ_G^power, μ_P^power)."""
+
+    name = "$name"
+    uses = frozenset({"tnorm"})  # evalkit passes the configured T-norm(s)
+    data = "matrix"  # reads (samples x classes) membership arrays
+    Params = Params
+
+    def cardinalities(self, reference, prediction, *, tnorm, similarity):
+        """The (samples x classes) cardinalities of a whole batch."""
+        ref, pred = reference ** self.params.power, prediction ** self.params.power
+        return CardinalityTable(ref, pred, tnorm(ref, pred))
+''',
+        '''rng = np.random.default_rng(0)
+    tnorm = default_registry().create("tnorm", "minimum")
+    check_representation($cls($cls.Params()), rng.random((20, 3)), rng.random((20, 3)), tnorm=tnorm)''',
+        "representation: $name",
+    ),
+    "averaging": (
+        "An averaging: the mean of per-class values over the classes present in the reference.",
+        ("from pydantic import BaseModel, ConfigDict\n", ""),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # no parameters; unknown ones are an error
+
+
+class $cls(BaseComponent):
+    """$name: macro average over the classes with reference support (|G| > 0)."""
+
+    name = "$name"
+    Params = Params
+
+    def sample_metrics(self, metrics):
+        return []  # needs no per-sample sums, only the per-class ones
+
+    def reduce(self, summary, metric, zero_division):
+        per_class = summary.value(metric, zero_division)
+        supported = summary.ref > 0
+        return float(per_class[supported].mean()) if supported.any() else float(zero_division)
+''',
+        '''check_averaging($cls($cls.Params()))''',
+        "averaging: $name",
+    ),
+}
+
+#: kind -> registration hook
+HOOKS = {
+    "similarity": "evalkit_register_similarities",
+    "tnorm": "evalkit_register_tnorms",
+    "metric": "evalkit_register_metrics",
+    "representation": "evalkit_register_set_representations",
+    "averaging": "evalkit_register_averagings",
+}
+
+CHECKS = {
+    "similarity": "check_similarity", "tnorm": "check_tnorm", "metric": "check_metric",
+    "representation": "check_representation", "averaging": "check_averaging",
+}
+
+TEST = Template('''\
+"""The author kit's checks (evalkit.testing) and the entry point: run with python -m pytest."""
+
+${numpy}from evalkit.plugins import default_registry
+from evalkit.testing import $check
+from $package import $cls
+
+
+def test_${name}_keeps_the_${kind}_contract():
+    $call
+
+
+def test_${name}_is_found_through_its_entry_point():
+    """Needs the package installed (pip install -e .), as evalkit finds plugins that way."""
+    assert default_registry().entry("$kind", "$name").distribution == "$dist"
+''')
+
+
+def usage(name: str, kind: str) -> str:
+    """How a config names the component: ``similarity: NAME``, ``metrics: [NAME]``, ..."""
+    return Template(BODIES[kind][4]).substitute(name=name)
+
+
+def write(name: str, kind: str, output: Path) -> Path:
+    """Write the package ``evalkit-NAME`` for a component of ``kind`` under ``output``; returns
+    its folder. Refuses names that evalkit could not register and existing folders."""
+    if not NAME.match(name):
+        fixed = re.sub(r"[^a-z0-9_]", "_", name.lower()).lstrip("_0123456789") or "my_plugin"
+        raise ConfigError(f"plugin name {name!r} must match [a-z][a-z0-9_]* (it is the name used in YAML); e.g. {fixed!r}")
+    if kind not in BODIES:
+        raise ConfigError(f"unknown kind {kind!r}; choose one of {', '.join(BODIES)}")
+    dist, package = f"evalkit-{name.replace('_', '-')}", f"evalkit_{name}"
+    folder = output / dist
+    if folder.exists():
+        raise ConfigError(f"{folder} already exists; choose another name or --output folder")
+    summary, imports, body, call, _ = BODIES[kind]
+    cls = "".join(part.title() for part in name.split("_"))
+    values = {"name": name, "kind": kind, "dist": dist, "package": package, "cls": cls,
+              "hook": HOOKS[kind], "check": CHECKS[kind]}
+    values["usage"] = usage(name, kind)
+    source = HEADER.substitute(values, summary=summary, imports=imports[0], evalkit_imports=imports[1].rstrip("\n"))
+    source += Template(body).substitute(values).lstrip("\n")
+    files = {
+        "pyproject.toml": PYPROJECT.substitute(values),
+        "README.md": README.substitute(values),
+        f"{package}/__init__.py": source,
+        f"tests/test_{name}.py": TEST.substitute(
+            values, call=Template(call).substitute(values),
+            numpy="import numpy as np\n\n" if kind == "representation" else "",
+        ),
+    }
+    for relative, text in files.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder

@@ -1,0 +1,110 @@
+"""Third-party plugins the way a user meets them: separate packages installed with pip into a
+fresh virtual environment, found through their entry points, used from YAML by name.
+
+The environment sees this one's site-packages (``--system-site-packages``) so that evalkit's
+dependencies need no download; evalkit itself, the worked example (docs/examples/evalkit-gps), a
+package written by ``evalkit new-plugin`` and a deliberately broken package are pip-installed
+from local paths without network (``--no-index --no-build-isolation``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GPS = ROOT / "docs" / "examples" / "evalkit-gps"
+
+
+def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd, env=env)
+    assert done.returncode == 0, f"{' '.join(map(str, args))}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def broken_package(folder: Path) -> Path:
+    """A plugin whose import fails, as when a dependency is missing."""
+    (folder / "evalkit_broken").mkdir(parents=True)
+    (folder / "pyproject.toml").write_text(textwrap.dedent("""\
+        [build-system]
+        requires = ["setuptools>=64"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "evalkit-broken"
+        version = "0.1.0"
+
+        [project.entry-points.evalkit]
+        broken = "evalkit_broken"
+        """))
+    (folder / "evalkit_broken" / "__init__.py").write_text('raise ImportError("No module named \'shapely\'")\n')
+    return folder
+
+
+def source_copy(source: Path, target: Path) -> Path:
+    """A copy of a source tree to build from: pip builds in the tree, leaving build/ behind."""
+    skip = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache", "results", "site")
+    shutil.copytree(source, target, ignore=skip)
+    return target
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> dict[str, Path]:
+    """A fresh virtual environment with evalkit, the GPS example, a generated plugin and a
+    broken one installed."""
+    base = tmp_path_factory.mktemp("third_party")
+    home = base / "venv"
+    # Without pip of its own: the venv uses this one's pip and setuptools (python 3.11's venvs ship
+    # setuptools 65, too old to build offline).
+    run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", home)
+    python, evalkit = home / "bin" / "python", home / "bin" / "evalkit"
+    pip = (python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation")
+    run(*pip, source_copy(ROOT, base / "evalkit"))
+    run(*pip, source_copy(GPS, base / "evalkit-gps"))
+    run(evalkit, "new-plugin", "fresh_overlap", "--kind", "metric", "--output", base)
+    run(*pip, base / "evalkit-fresh-overlap")
+    run(*pip, broken_package(base / "evalkit-broken"))
+    return {"python": python, "evalkit": evalkit, "base": base}
+
+
+@pytest.mark.slow
+def test_plugins_lists_third_party_components_and_reports_the_broken_one(venv):
+    listing = json.loads(run(venv["evalkit"], "plugins", "--format", "json").stdout)
+    where = {(c["kind"], c["name"]): c["distribution"] for c in listing["components"]}
+    assert where[("similarity", "route_grid")] == "evalkit-gps"
+    assert where[("metric", "fresh_overlap")] == "evalkit-fresh-overlap"
+    assert where[("tnorm", "minimum")] == where[("representation", "soft_cardinality")] == "evalkit"
+    assert listing["problems"] == [
+        "plugin evalkit-broken:broken failed to load (ImportError: No module named 'shapely')"
+    ]
+    table = run(venv["evalkit"], "plugins")
+    assert "route_grid" in table.stdout and "evalkit-gps" in table.stdout
+    assert "warning: plugin evalkit-broken:broken failed to load" in table.stderr
+
+
+@pytest.mark.slow
+def test_the_gps_example_config_runs_and_prints_soft_precision_and_recall(venv):
+    rows = json.loads(run(venv["evalkit"], "run", GPS / "routes.yaml", "--format", "json").stdout)["rows"]
+    value = {(r["representation"].split("(")[0], r["metric"]): r["value"] for r in rows}
+    assert value[("exact_match", "precision")] == value[("exact_match", "recall")] == 0
+    assert value[("threshold_match", "precision")] == pytest.approx(5 / 6, abs=1e-12)
+    assert 5 / 6 < value[("soft_cardinality", "precision")] <= 1
+    assert 5 / 6 < value[("soft_cardinality", "recall")] <= 1
+    table = run(venv["evalkit"], "run", GPS / "routes.yaml", "--quiet").stdout
+    assert "soft_cardinality" in table and "precision" in table
+
+
+@pytest.mark.slow
+def test_the_plugins_own_test_suites_pass_where_installed(venv):
+    run(venv["python"], "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=GPS)
+    generated = venv["base"] / "evalkit-fresh-overlap"
+    out = run(venv["python"], "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=generated).stdout
+    assert "2 passed" in out  # the author-kit check and the entry point
