@@ -19,7 +19,7 @@ from rich.table import Table as RichTable
 from evalkit import __version__, scaffold
 from evalkit.api import make_plan, run as run_config
 from evalkit.config import load_config
-from evalkit.errors import ConfigError, EvalkitError
+from evalkit.errors import ConfigError, EvalkitError, plural
 from evalkit.pivot import tables
 from evalkit.plugins import default_registry
 from evalkit.sources import find_loader
@@ -158,8 +158,7 @@ def plugins(fmt: str) -> None:
         return
     console = Console()
     for kind in dict.fromkeys(e["kind"] for e in entries):
-        plural = kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
-        table = RichTable(title=plural, title_justify="left", box=box.SIMPLE_HEAD)
+        table = RichTable(title=plural(kind), title_justify="left", box=box.SIMPLE_HEAD)
         rows = [e for e in entries if e["kind"] == kind]
         table.add_column("name", no_wrap=True, min_width=max(len(e["name"]) for e in rows))
         table.add_column("distribution", no_wrap=True)

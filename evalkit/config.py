@@ -46,17 +46,22 @@ class ReportConfig(_Strict):
 
 
 class RunConfig(_Strict):
-    name: str = ""
-    data: DataConfig
-    representation: Specs = "fuzzy"
-    tnorm: Specs = "minimum"
-    similarity: Specs | None = None
-    averaging: Specs = ["micro", "macro"]
-    metrics: list[Spec] = Field(["precision", "recall", "f1"], min_length=1)
+    name: str = Field("", description="a label for the run, shown in reports")
+    data: DataConfig = Field(description="the reference and the systems to score")
+    representation: Specs = Field("fuzzy", description="how a sample becomes a set: what |G|, |P| and |G ∩ P| are")
+    tnorm: Specs = Field("minimum", description="the fuzzy intersection, for representations that use one")
+    similarity: Specs | None = Field(None, description="the item similarity, for representations that use one")
+    averaging: Specs = Field(
+        ["micro", "macro"], description="how the cardinality table is reduced to one value (or one per class)"
+    )
+    metrics: list[Spec] = Field(
+        ["precision", "recall", "f1"], min_length=1,
+        description="set metrics (ratios of cardinalities) and data metrics (kld, map, omap)",
+    )
     zero_division: float | Literal["nan"] = Field(
         0.0, description="value of an undefined ratio (0/0): 0, 1 or nan, as in scikit-learn"
     )
-    report: ReportConfig | None = None
+    report: ReportConfig | None = Field(None, description="report files to write; none by default")
 
     @field_validator("zero_division")
     @classmethod

@@ -6,6 +6,11 @@ import difflib
 from collections.abc import Iterable
 
 
+def plural(kind: str) -> str:
+    """``similarity`` -> ``similarities``, ``tnorm`` -> ``tnorms``: for messages and listings."""
+    return kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+
+
 class EvalkitError(Exception):
     """Root of evalkit's errors; the CLI prints these as one readable message."""
 
@@ -33,7 +38,7 @@ class UnknownComponentError(ConfigError):
             message += " Did you mean " + " or ".join(repr(c) for c in close) + "?"
         if hint:
             message += f" {hint}"
-        message += f" Registered {kind}s: {', '.join(known) or '(none)'} (see `evalkit plugins`)."
+        message += f" Registered {plural(kind)}: {', '.join(known) or '(none)'} (see `evalkit plugins`)."
         super().__init__(message)
         self.kind, self.name, self.suggestions = kind, name, close
 
