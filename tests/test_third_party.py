@@ -1,7 +1,7 @@
 """Third-party plugins the way a user meets them: separate packages installed with pip into a
 fresh virtual environment, found through their entry points, used from YAML by name.
 
-The environment sees this one's site-packages (``--system-site-packages``) so that evalkit's
+The environment sees this one's site-packages (through a .pth file) so that evalkit's
 dependencies need no download; evalkit itself, the worked example (docs/examples/evalkit-gps), a
 package written by ``evalkit new-plugin`` and a deliberately broken package are pip-installed
 from local paths without network (``--no-index --no-build-isolation``).
@@ -62,10 +62,13 @@ def venv(tmp_path_factory) -> dict[str, Path]:
     broken one installed."""
     base = tmp_path_factory.mktemp("third_party")
     home = base / "venv"
-    # Without pip of its own: the venv uses this one's pip and setuptools (python 3.11's venvs ship
-    # setuptools 65, too old to build offline).
-    run(sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", home)
+    run(sys.executable, "-m", "venv", "--without-pip", home)
     python, evalkit = home / "bin" / "python", home / "bin" / "evalkit"
+    # This environment's packages (numpy, pip, a setuptools new enough to build offline, ...)
+    # after the venv's own, whether this one is a virtual environment or not.
+    site = run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip()
+    parents = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    (Path(site) / "_evalkit_test_parent.pth").write_text("\n".join(parents) + "\n")
     pip = (python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation")
     run(*pip, source_copy(ROOT, base / "evalkit"))
     run(*pip, source_copy(GPS, base / "evalkit-gps"))
