@@ -142,6 +142,9 @@ def write_report(results: Results, formats: Sequence[str], out: Path, registry: 
     out.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for writer in writers:
+        if hasattr(writer, "write"):  # writers of several files (one image per plot)
+            written += writer.write(results, out)
+            continue
         path = out.with_name(out.name + writer.suffix)
         path.write_text(writer.render(results), encoding="utf-8")
         written.append(path)

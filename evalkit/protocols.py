@@ -157,7 +157,12 @@ class Loader(Component, Protocol):
 
 @runtime_checkable
 class ReportWriter(Component, Protocol):
-    """Renders result rows as text in one format (its ``name``), written with ``suffix``."""
+    """Renders result rows as text in one format (its ``name``), written with ``suffix``.
+
+    A writer of several files (one image per plot) also offers ``write(results, out) ->
+    list[Path]``, which evalkit calls instead of writing ``render``'s text: ``out`` is the
+    report path without suffix, and every file written starts with it.
+    """
 
     suffix: ClassVar[str]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import evalkit
+from evalkit.results import COLUMNS
 
 
 def write(path: Path, text: str) -> Path:
@@ -91,7 +92,10 @@ def test_cli_json_and_csv_on_stdout(root: Path):
     config = str(root / "configs" / "quickstart.yaml")
     done = subprocess.run([sys.executable, "-m", "evalkit", "run", config, "--format", "json"], capture_output=True, text=True, check=True)
     document = json.loads(done.stdout)
-    assert set(document["rows"][0]) == {"system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level", "value"}
+    assert list(document["rows"][0]) == list(COLUMNS) == [
+        "system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level",
+        "sweep", "sweep_value", "value", "ci_low", "ci_high",
+    ]
     assert document["name"] == "quickstart" and document["evalkit_version"] == evalkit.__version__
     done = subprocess.run([sys.executable, "-m", "evalkit", "run", config, "--format", "csv"], capture_output=True, text=True, check=True)
     rows = list(csv.DictReader(done.stdout.splitlines()))
