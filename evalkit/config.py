@@ -30,14 +30,83 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Runs(_Strict):
+    """Several runs of one system (e.g. repeated trainings), scored on the same reference."""
+
+    runs: list[DataSource] = Field(min_length=2, description="one data source per run; at least two")
+
+
 class DataConfig(_Strict):
     reference: DataSource = Field(description="the reference (ground truth) labels")
-    systems: dict[str, DataSource] = Field(min_length=1, description="system name -> its predictions")
+    systems: dict[str, Runs | DataSource] = Field(
+        min_length=1,
+        description="system name -> its predictions, or {runs: [...]} for several runs of it "
+        "(reported as the jackknife mean with its confidence interval across runs)",
+    )
     classes: list[str] | None = Field(None, description="evaluate only these classes, in this order")
     clip: bool = Field(False, description="clip predictions outside [0, 1] instead of failing")
     missing: Literal["error", "empty"] = Field(
         "error", description="a reference sample absent from a system: an error, or an empty prediction"
     )
+
+
+class BootstrapConfig(_Strict):
+    resamples: int = Field(1000, ge=10, description="how many bootstrap resamples of the samples")
+    method: Literal["percentile", "bca"] = Field(
+        "percentile", description="percentile, or bias-corrected and accelerated (bca) intervals"
+    )
+    seed: int = Field(0, description="seed of the resampling, so that reports are reproducible")
+
+
+class TestConfig(_Strict):
+    method: Literal["permutation", "bootstrap"] = Field(
+        "permutation", description="paired permutation test (swap the systems per sample) or paired bootstrap"
+    )
+    resamples: int = Field(1000, ge=10, description="permutations or resamples; p-values are at least 1/(1 + resamples)")
+    baseline: str | None = Field(None, description="the system every other is compared with (default: the first)")
+    seed: int = Field(0, description="seed of the permutations or resamples")
+
+
+class StatisticsConfig(_Strict):
+    level: float = Field(0.95, gt=0, lt=1, description="confidence level of every interval")
+    bootstrap: BootstrapConfig | None = Field(None, description="bootstrap confidence intervals over samples")
+    test: TestConfig | None = Field(None, description="paired tests of each system against the baseline")
+    agreement: bool = Field(False, description="Kendall's τ between the system rankings of every pair of measures")
+
+
+class RangeConfig(_Strict):
+    start: float
+    stop: float = Field(description="included when it falls on a step")
+    step: float = Field(gt=0)
+
+    def values(self) -> list[float]:
+        count = int(math.floor((self.stop - self.start) / self.step + 1e-9)) + 1
+        return [round(self.start + i * self.step, 12) for i in range(max(count, 0))]
+
+
+class SweepConfig(_Strict):
+    vary: str = Field(
+        description="offset (add the value to the predictions, clipped to [0, 1]) or FIELD.PARAMETER "
+        "of a component field, e.g. tnorm.p or representation.threshold"
+    )
+    values: list[float] | RangeConfig = Field(description="a list, or {start, stop, step}")
+    samples: list[str] | None = Field(
+        None, description="offset only: the sample ids whose predictions are offset (default: all)"
+    )
+
+    @field_validator("vary")
+    @classmethod
+    def _vary(cls, value: str) -> str:
+        fields = ("representation", "tnorm", "similarity", "averaging", "metrics")
+        if value != "offset" and (value.count(".") != 1 or value.split(".")[0] not in fields):
+            raise ValueError(f"must be offset or FIELD.PARAMETER with FIELD one of {', '.join(fields)}, e.g. tnorm.p")
+        return value
+
+    def value_list(self) -> list[float]:
+        values = self.values.values() if isinstance(self.values, RangeConfig) else list(self.values)
+        if not values:
+            raise ValueError("the sweep has no values")
+        return values
 
 
 class ReportConfig(_Strict):
@@ -61,6 +130,10 @@ class RunConfig(_Strict):
     zero_division: float | Literal["nan"] = Field(
         0.0, description="value of an undefined ratio (0/0): 0, 1 or nan, as in scikit-learn"
     )
+    statistics: StatisticsConfig | None = Field(
+        None, description="confidence intervals, paired tests between systems, rank agreement"
+    )
+    sweep: SweepConfig | None = Field(None, description="run the config once per value of one varied quantity")
     report: ReportConfig | None = Field(None, description="report files to write; none by default")
 
     @field_validator("zero_division")

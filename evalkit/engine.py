@@ -7,6 +7,7 @@ cardinality table one chunk of rows at a time and the chunk is at once reduced t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from evalkit.items import ItemSets
 from evalkit.protocols import DataMetric, SetMetric
 from evalkit.registry import Registry, label_of
 from evalkit.results import Row
-from evalkit.table import CHUNK_ROWS, Summary
+from evalkit.table import CHUNK_ROWS, CardinalityTable, Summary, concatenate
 
 class Progress(Protocol):
     """Receives progress: ``start`` once per system with the rows to process, then ``advance``
@@ -108,6 +109,16 @@ class Plan:
                 for similarity in self.similarities if "similarity" in uses else [None]:
                     yield rep, tnorm, similarity
 
+    def set_combinations(self) -> list[tuple[Component, Component | None, Component | None]]:
+        """The combinations that set metrics are computed for (none without set metrics)."""
+        return list(self.combinations()) if self.set_metrics else []
+
+    @functools.cached_property
+    def sample_metrics(self) -> list[SetMetric]:
+        """The set metrics whose per-sample values some averaging needs (each once)."""
+        wanted = [c.obj for c in self.set_metrics]
+        return list({id(m): m for avg in self.averagings for m in avg.obj.sample_metrics(wanted)}.values())
+
     def work(self, n_rows: int) -> int:
         """Rows to process for one system, for progress bars."""
         passes = sum(1 for _ in self.combinations()) if self.set_metrics else 0
@@ -115,10 +126,11 @@ class Plan:
 
 
 def score_system(
-    system: str, reference: np.ndarray, prediction: np.ndarray, plan: Plan, classes: Sequence[str],
-    progress: Progress | None = None,
+    system: str, reference: Any, prediction: Any, plan: Plan, classes: Sequence[str],
+    progress: Progress | None = None, keep: dict[tuple, CardinalityTable] | None = None,
 ) -> list[Row]:
-    """Every row for one system: each combination of the axes, then the data metrics."""
+    """Every row for one system: each combination of the axes, then the data metrics. With
+    ``keep``, each combination's whole per-sample table is kept there (for resampling)."""
     if progress:
         progress.start(system, plan.work(len(reference)))
     checking = [s.obj for s in plan.similarities if hasattr(s.obj, "check")]
@@ -126,32 +138,62 @@ def score_system(
         samples = {**reference.by_sample("reference"), **prediction.by_sample(system)}
         for similarity in checking:
             similarity.check(samples)
-    rows: list[Row] = []
-    set_metric_combinations = list(plan.combinations()) if plan.set_metrics else []
-    sample_metrics = list({
-        id(m): m for avg in plan.averagings for m in avg.obj.sample_metrics([c.obj for c in plan.set_metrics])
-    }.values())
-    for rep, tnorm, similarity in set_metric_combinations:
-        summary = summarize(rep, reference, prediction, tnorm, similarity, sample_metrics, plan.zero_division, progress)
-        names = (system, rep.label, similarity and similarity.label, tnorm and tnorm.label)
-        for avg in plan.averagings:
-            for metric in plan.set_metrics:
-                value = avg.obj.reduce(summary, metric.obj, plan.zero_division)
-                if np.ndim(value):
-                    rows += [Row(*names, avg.label, metric.label, float(v), c) for c, v in zip(classes, value)]
-                else:
-                    rows.append(Row(*names, avg.label, metric.label, float(value)))
-    if plan.data_metrics:  # one pass over the data for all of them; chunk states merge by +
+    values: Values = {}
+    for combination in plan.set_combinations():
+        tables = [] if keep is not None else None
+        summary = summarize(combination, reference, prediction, plan, progress, tables)
+        if tables is not None:
+            keep[combination_key(combination)] = concatenate(tables)
+        values.update(set_values(combination, summary, plan))
+    if plan.data_metrics:
         for metric in plan.data_metrics:
             if hasattr(metric.obj, "prepare"):
                 metric.obj.prepare(classes)
-        states: list[Any] = [None] * len(plan.data_metrics)
-        for s in _chunks(len(reference), progress):
-            ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
-            parts = [m.obj.update(ref, pred) for m in plan.data_metrics]
-            states = [part if state is None else state + part for state, part in zip(states, parts)]
-        for metric, state in zip(plan.data_metrics, states):
-            rows += data_rows(system, metric.label, metric.obj.compute(state), classes)
+        values.update(data_values(plan, reference, prediction, progress))
+    return value_rows(system, values, classes)
+
+
+#: What one system scores: ("set", representation, similarity, tnorm, averaging, metric) or
+#: ("data", metric) -> a value, a per-class array, or (data metrics) a mapping of named values.
+Values = dict[tuple, Any]
+
+
+def combination_key(combination: tuple) -> tuple:
+    """(representation, similarity, tnorm) labels of a (representation, tnorm, similarity)."""
+    rep, tnorm, similarity = combination
+    return (rep.label, similarity and similarity.label, tnorm and tnorm.label)
+
+
+def set_values(combination: tuple, summary: Summary, plan: Plan) -> Values:
+    """Every averaging of every set metric from one combination's summary."""
+    key = combination_key(combination)
+    return {
+        ("set", *key, avg.label, metric.label): avg.obj.reduce(summary, metric.obj, plan.zero_division)
+        for avg in plan.averagings
+        for metric in plan.set_metrics
+    }
+
+
+def data_values(plan: Plan, reference: Any, prediction: Any, progress: Progress | None = None) -> Values:
+    """Every data metric, in one pass over the data (chunk states merge by +)."""
+    states: list[Any] = [None] * len(plan.data_metrics)
+    for s in _chunks(len(reference), progress):
+        ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
+        parts = [m.obj.update(ref, pred) for m in plan.data_metrics]
+        states = [part if state is None else state + part for state, part in zip(states, parts)]
+    return {("data", m.label): m.obj.compute(state) for m, state in zip(plan.data_metrics, states)}
+
+
+def value_rows(system: str, values: Values, classes: Sequence[str]) -> list[Row]:
+    """The tidy rows of one system's values (a per-class array: one row per class)."""
+    rows: list[Row] = []
+    for key, value in values.items():
+        if key[0] == "data":
+            rows += data_rows(system, key[1], value, classes)
+        elif np.ndim(value):
+            rows += [Row(system, *key[1:], float(v), c) for c, v in zip(classes, value)]
+        else:
+            rows.append(Row(system, *key[1:], float(value)))
     return rows
 
 
@@ -173,21 +215,24 @@ def data_rows(system: str, label: str, value: Any, classes: Sequence[str]) -> li
 
 
 def summarize(
-    rep: Component, reference: np.ndarray, prediction: np.ndarray, tnorm: Component | None,
-    similarity: Component | None, sample_metrics: list[SetMetric], zero_division: float,
-    progress: Progress | None = None,
+    combination: tuple, reference: Any, prediction: Any, plan: Plan, progress: Progress | None = None,
+    tables: list[CardinalityTable] | None = None,
 ) -> Summary:
-    """Fill and reduce the cardinality table chunk by chunk; chunk summaries merge by ``+``."""
+    """Fill and reduce the cardinality table chunk by chunk; chunk summaries merge by ``+``.
+    With ``tables``, the checked chunk tables are appended to it."""
+    rep, tnorm, similarity = combination
     total = None
     n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
+    who = rep.who + (f" with {tnorm.who}" if tnorm else "")
     for start in _chunks(len(reference), progress):
         ref, pred = reference[start : start + CHUNK_ROWS], prediction[start : start + CHUNK_ROWS]
         table = rep.obj.cardinalities(
             ref, pred, tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj
         )
-        who = rep.who + (f" with {tnorm.who}" if tnorm else "")
         table.check((len(ref), n_classes), who)
-        part = Summary.of(table, sample_metrics, zero_division, who)
+        if tables is not None:
+            tables.append(table)
+        part = Summary.of(table, plan.sample_metrics, plan.zero_division, who)
         total = part if total is None else total + part
     return total
 

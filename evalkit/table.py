@@ -63,6 +63,12 @@ class CardinalityTable:
                 )
 
 
+def concatenate(tables: list[CardinalityTable]) -> CardinalityTable:
+    """The chunk tables of one run, as one table of all its samples."""
+    columns = zip(*(t.columns() for t in tables))
+    return CardinalityTable(*(np.concatenate(c) for c in columns))
+
+
 def divide(num: Array, den: Array, zero_division: float) -> Array:
     """``num / den`` with ``zero_division`` wherever ``den == 0`` (scikit-learn's convention)."""
     num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
@@ -152,6 +158,34 @@ class Summary:
         if not all(np.isfinite(s).all() for s in sums):
             raise PluginContractError(f"{who} returned infinite cardinalities; they must be finite")
         return cls(*sums[:3], len(table.ref), sample_sums, *sums[3:])
+
+    @classmethod
+    def replicates(
+        cls, table: CardinalityTable, weights: Array, sample_metrics: Iterable[SetMetric], zero_division: float,
+    ) -> list[Summary]:
+        """The summaries of reweighted samples: in replicate b, sample i counts ``weights[b, i]``
+        times (a bootstrap resample, a jackknife deletion, a permutation's choice of rows).
+
+        Every sum is linear in the samples, so all replicates come from one matrix product per
+        column, whatever the averaging does with the summary afterwards.
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        columns = [c.astype(np.float64, copy=False) for c in table.columns()]
+        sums = [weights @ c for c in columns]
+        sample_sums = {}
+        if sample_metrics:
+            ones = np.ones(table.ref.shape[1])
+            per_sample = [c @ ones for c in columns]
+            for metric in sample_metrics:
+                values = metric_value(metric, *per_sample[:3], zero_division, *per_sample[3:])
+                defined = ~np.isnan(values)
+                sample_sums[metric] = np.stack([weights @ np.where(defined, values, 0.0), weights @ defined], axis=1)
+        counts = weights.sum(axis=1)
+        return [
+            cls(*(s[b] for s in sums[:3]), int(round(counts[b])), {m: v[b] for m, v in sample_sums.items()},
+                *(s[b] for s in sums[3:]))
+            for b in range(len(weights))
+        ]
 
     def __add__(self, other: Summary) -> Summary:
         matched = (None, None) if self.matched_ref is None else (
