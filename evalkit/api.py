@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evalkit.config import LoadedConfig, RunConfig, Spec, as_list, load_config
-from evalkit.data import LabelMatrix, align
-from evalkit.engine import Plan, Progress, resolve, score_system
-from evalkit.items import ItemSets
-from evalkit.results import Results, Row
+from evalkit import __version__
+from evalkit.config import LoadedConfig, RunConfig, Spec, load_config
+from evalkit.engine import Progress
 from evalkit.errors import ConfigError
 from evalkit.plugins import default_registry
 from evalkit.registry import Registry
-from evalkit.sources import load_source
+from evalkit.results import Results
+from evalkit.scoring import make_plan, score
+
+__all__ = ["evaluate", "make_plan", "run", "write_report"]
 
 
 def evaluate(
@@ -53,7 +55,7 @@ def evaluate(
         "averaging": averaging, "metrics": list(metrics), "zero_division": zero_division,
     })
     loaded = LoadedConfig(config, None, Path.cwd())
-    rows, _ = score(loaded, registry, lambda *path: path[-1] if path[0] == "data" else f"evaluate(): {path[0]}")
+    rows = score(loaded, registry, lambda *path: path[-1] if path[0] == "data" else f"evaluate(): {path[0]}").rows
     values: dict[str, Any] = {}
     for row in rows:
         if row.class_ is None and row.level is None:
@@ -61,57 +63,6 @@ def evaluate(
         else:
             values.setdefault(row.metric, []).append(row.value)
     return {k: np.array(v) if isinstance(v, list) else v for k, v in values.items()}
-
-
-def make_plan(config: RunConfig, registry: Registry, where, base: Path | None = None) -> Plan:
-    def axis(kind: str, key: str, specs) -> list:
-        listed = isinstance(specs, list)
-        return resolve(registry, kind, as_list(specs), lambda i: where(key, i) if listed else where(key), base)
-
-    return Plan(
-        representations=axis("representation", "representation", config.representation),
-        tnorms=axis("tnorm", "tnorm", config.tnorm),
-        similarities=axis("similarity", "similarity", config.similarity),
-        averagings=axis("averaging", "averaging", config.averaging),
-        metrics=axis("metric", "metrics", config.metrics),
-        zero_division=config.zero_division,
-    )
-
-
-def score(
-    loaded: LoadedConfig, registry: Registry, where=None, progress: Progress | None = None
-) -> tuple[list[Row], list[str]]:
-    """Rows of every system of a config, and notes on what was done to the data (clipping)."""
-    where = where or loaded.where
-    cfg, data = loaded.config, loaded.config.data
-    plan = make_plan(cfg, registry, where, loaded.base)
-    kind = plan.data_kind
-
-    def load(source: Any, role: str, *path: str) -> Any:
-        return load_source(
-            source, base=loaded.base, where=where("data", *path), registry=registry,
-            classes=data.classes, kind=kind, role=role,
-        )
-
-    reference = load(data.reference, "reference", "reference")
-    if isinstance(reference, LabelMatrix):
-        reference, _ = reference.check_memberships()
-    rows, notes = [], []
-    for system, source in data.systems.items():
-        prediction = align(reference, load(source, "prediction", "systems", system), data.missing)
-        if isinstance(prediction, LabelMatrix) and plan.ranks_only:
-            prediction = prediction.check_scores()
-        elif isinstance(prediction, LabelMatrix):
-            prediction, clipped = prediction.check_memberships(clip=data.clip)
-            if clipped:
-                notes.append(f"{system}: {clipped} prediction value(s) outside [0, 1] were clipped (clip: true)")
-        rows += score_system(system, _rows_of(reference), _rows_of(prediction), plan, reference.classes, progress)
-    return rows, notes
-
-
-def _rows_of(data: LabelMatrix | ItemSets) -> np.ndarray | ItemSets:
-    """What the engine slices into chunks: the values array of a matrix, item sets as they are."""
-    return data.values if isinstance(data, LabelMatrix) else data
 
 
 def run(
@@ -125,8 +76,18 @@ def run(
     registry = registry or default_registry()
     loaded = load_config(config)
     cfg = loaded.config
-    rows, notes = score(loaded, registry, progress=progress)
-    results = Results(rows, cfg.name, notes, cfg.model_dump(mode="json", fallback=_describe_value))
+    scored = score(loaded, registry, progress=progress)
+    provenance = {
+        "evalkit_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config_file": str(loaded.document.file) if loaded.document else None,
+        "config_text": loaded.document.text if loaded.document else None,
+        "data": scored.files,
+    }
+    results = Results(
+        scored.rows, cfg.name, scored.notes, cfg.model_dump(mode="json", fallback=_describe_value),
+        scored.comparisons, scored.agreement, provenance,
+    )
     if write_reports and cfg.report:
         write_report(results, cfg.report.formats, loaded.base / cfg.report.out, registry, loaded.where("report", "formats"))
     return results

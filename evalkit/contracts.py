@@ -41,7 +41,9 @@ class Guarded:
         value = getattr(self._target, name)
         if name.startswith("_") or not callable(value) or isinstance(value, type):
             return value
-        return self._guarded(name, value)
+        guarded = self._guarded(name, value)
+        object.__setattr__(self, name, guarded)  # methods are stable: wrap each once
+        return guarded
 
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._target, name, value)

@@ -83,11 +83,11 @@ class Plan:
             raise ConfigError(f"metrics {names} read membership matrices, but {self.representations[0].who} reads {kind}")
         return kind
 
-    @property
+    @functools.cached_property
     def set_metrics(self) -> list[Component]:
         return [m for m in self.metrics if isinstance(m.obj, SetMetric)]
 
-    @property
+    @functools.cached_property
     def data_metrics(self) -> list[Component]:
         return [m for m in self.metrics if isinstance(m.obj, DataMetric)]
 
@@ -128,8 +128,8 @@ class Plan:
 def score_system(
     system: str, reference: Any, prediction: Any, plan: Plan, classes: Sequence[str],
     progress: Progress | None = None, keep: dict[tuple, CardinalityTable] | None = None,
-) -> list[Row]:
-    """Every row for one system: each combination of the axes, then the data metrics. With
+) -> Values:
+    """Every value for one system: each combination of the axes, then the data metrics. With
     ``keep``, each combination's whole per-sample table is kept there (for resampling)."""
     if progress:
         progress.start(system, plan.work(len(reference)))
@@ -150,7 +150,7 @@ def score_system(
             if hasattr(metric.obj, "prepare"):
                 metric.obj.prepare(classes)
         values.update(data_values(plan, reference, prediction, progress))
-    return value_rows(system, values, classes)
+    return values
 
 
 #: What one system scores: ("set", representation, similarity, tnorm, averaging, metric) or

@@ -119,7 +119,7 @@ class Summary:
     """Sufficient statistics of a cardinality table for every averaging scheme.
 
     ``ref``, ``pred``, ``inter`` (and ``matched_ref``, ``matched_pred`` when the table has
-    them): per-class sums (C,). ``sample_sums[metric]`` (keyed by the metric instance): the sum
+    them): per-class sums (C,), or (B, C) for a batch of replicates (:meth:`replicates`). ``sample_sums[metric]`` (keyed by the metric instance): the sum
     of its per-sample values and how many were defined (NaN under ``zero_division=nan`` is
     excluded, as scikit-learn does).
     """
@@ -162,12 +162,14 @@ class Summary:
     @classmethod
     def replicates(
         cls, table: CardinalityTable, weights: Array, sample_metrics: Iterable[SetMetric], zero_division: float,
-    ) -> list[Summary]:
-        """The summaries of reweighted samples: in replicate b, sample i counts ``weights[b, i]``
-        times (a bootstrap resample, a jackknife deletion, a permutation's choice of rows).
+    ) -> Summary:
+        """The summaries of B reweighted copies of the samples, as one batch: in replicate b,
+        sample i counts ``weights[b, i]`` times (a bootstrap resample, a jackknife deletion, a
+        permutation's choice of rows). Every field gains a leading replicate axis.
 
         Every sum is linear in the samples, so all replicates come from one matrix product per
-        column, whatever the averaging does with the summary afterwards.
+        column. Averagings that declare ``batched = True`` reduce the batch in one call; for the
+        others, :meth:`replicate` gives the summary of one replicate.
         """
         weights = np.asarray(weights, dtype=np.float64)
         columns = [c.astype(np.float64, copy=False) for c in table.columns()]
@@ -180,12 +182,15 @@ class Summary:
                 values = metric_value(metric, *per_sample[:3], zero_division, *per_sample[3:])
                 defined = ~np.isnan(values)
                 sample_sums[metric] = np.stack([weights @ np.where(defined, values, 0.0), weights @ defined], axis=1)
-        counts = weights.sum(axis=1)
-        return [
-            cls(*(s[b] for s in sums[:3]), int(round(counts[b])), {m: v[b] for m, v in sample_sums.items()},
-                *(s[b] for s in sums[3:]))
-            for b in range(len(weights))
-        ]
+        return cls(*sums[:3], np.round(weights.sum(axis=1)).astype(np.int64), sample_sums, *sums[3:])
+
+    def replicate(self, b: int) -> Summary:
+        """Replicate ``b`` of a batch made by :meth:`replicates`, as an ordinary summary."""
+        matched = (None, None) if self.matched_ref is None else (self.matched_ref[b], self.matched_pred[b])
+        return Summary(
+            self.ref[b], self.pred[b], self.inter[b], int(self.n_samples[b]),
+            {k: v[b] for k, v in self.sample_sums.items()}, *matched,
+        )
 
     def __add__(self, other: Summary) -> Summary:
         matched = (None, None) if self.matched_ref is None else (

@@ -37,6 +37,7 @@ class YamlDocument:
     data: Any
     file: str
     marks: dict[Path_, yaml.Mark] = field(default_factory=dict)
+    text: str = ""  # the YAML as written, for reports
 
     def where(self, path: Path_) -> str:
         """``file:line:col`` of the deepest value on ``path`` that exists."""
@@ -72,7 +73,7 @@ def parse_yaml(text: str, file: str = "<string>") -> YamlDocument:
         raise ConfigError(f"{where}: malformed YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: malformed YAML: {exc}") from None
-    document = YamlDocument(data, file)
+    document = YamlDocument(data, file, text=text)
     if node is not None:
         _record(node, (), document.marks)
     return document

@@ -2,7 +2,9 @@
 "metric of averaged P and R" variants (macro_pr, samples_pr).
 
 Each reduces a :class:`evalkit.table.Summary`. Undefined ratios take ``zero_division``; a NaN
-(``zero_division=nan``) is left out of a mean, as scikit-learn's ``_nanaverage`` does.
+(``zero_division=nan``) is left out of a mean, as scikit-learn's ``_nanaverage`` does. All of
+them reduce over the last axis only (``batched = True``), so a batch of bootstrap or
+permutation replicates (summaries with a leading replicate axis) is reduced in one call.
 """
 
 from __future__ import annotations
@@ -25,17 +27,25 @@ def per_class(summary: Summary, metric: SetMetric, zero_division: float) -> Arra
     return summary.value(metric, zero_division)
 
 
-def nan_average(values: Array, weights: Array | None = None) -> float:
-    """Mean of the defined values; weights that sum to zero fall back to the plain mean."""
+def nan_average(values: Array, weights: Array | None = None) -> Array:
+    """Mean of the defined values over the last axis; weights that sum to zero fall back to the
+    plain mean; NaN where no value is defined."""
     defined = ~np.isnan(values)
-    if not defined.any():
-        return float("nan")
-    if weights is not None and weights[defined].sum() > 0:
-        return float(np.average(values[defined], weights=weights[defined]))
-    return float(values[defined].mean())
+    filled = np.where(defined, values, 0.0)
+    plain = np.ones_like(filled) * defined
+    chosen = plain
+    if weights is not None:
+        weighted = np.broadcast_to(weights, filled.shape) * defined
+        usable = weighted.sum(axis=-1, keepdims=True) > 0
+        chosen = np.where(usable, weighted, plain)
+    total = chosen.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, (filled * chosen).sum(axis=-1) / np.where(total > 0, total, 1), np.nan)
 
 
 class _ClassAveraging(BaseComponent):
+    batched = True
+
     def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
         return ()
 
@@ -45,8 +55,8 @@ class Micro(_ClassAveraging):
 
     name = "micro"
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
-        return float(summary.value(metric, zero_division, reduce=np.sum))
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+        return summary.value(metric, zero_division, reduce=lambda column: column.sum(axis=-1))
 
 
 class Macro(_ClassAveraging):
@@ -54,7 +64,7 @@ class Macro(_ClassAveraging):
 
     name = "macro"
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         return nan_average(per_class(summary, metric, zero_division))
 
 
@@ -63,7 +73,7 @@ class Weighted(_ClassAveraging):
 
     name = "weighted"
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         return nan_average(per_class(summary, metric, zero_division), weights=summary.ref)
 
 
@@ -84,13 +94,16 @@ class Samples(_ClassAveraging):
     def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
         return metrics
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         return sample_mean(summary, metric)
 
 
-def sample_mean(summary: Summary, metric: SetMetric) -> float:
-    total, defined = summary.sample_sums[metric]
-    return float(total / defined) if defined else float("nan")
+def sample_mean(summary: Summary, metric: SetMetric) -> Array:
+    """Mean of the defined per-sample values (NaN if none is defined)."""
+    sums = summary.sample_sums[metric]
+    total, defined = sums[..., 0], sums[..., 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(defined > 0, total / np.where(defined > 0, defined, 1), np.nan)
 
 
 class _Ratio:
@@ -109,9 +122,9 @@ class MacroPR(_ClassAveraging):
 
     name = "macro_pr"
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         p, r = (nan_average(per_class(summary, m, zero_division)) for m in (PRECISION, RECALL))
-        return float(metric_of_pr(p, r, metric, zero_division))
+        return metric_of_pr(p, r, metric, zero_division)
 
 
 class SamplesPR(_ClassAveraging):
@@ -122,6 +135,6 @@ class SamplesPR(_ClassAveraging):
     def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
         return (PRECISION, RECALL)
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> float:
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         p, r = (sample_mean(summary, m) for m in (PRECISION, RECALL))
-        return float(metric_of_pr(p, r, metric, zero_division))
+        return metric_of_pr(p, r, metric, zero_division)

@@ -110,6 +110,7 @@ class KLDivergence(BaseComponent):
 
     name = "kld"
     Params = KLDParams
+    lower_is_better = True  # rank agreement orients it against the set metrics
 
     def update(self, reference: Array, prediction: Array) -> Array:
         eps = self.params.eps
