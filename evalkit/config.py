@@ -53,7 +53,8 @@ class DataConfig(_Strict):
 class BootstrapConfig(_Strict):
     resamples: int = Field(1000, ge=10, description="how many bootstrap resamples of the samples")
     method: Literal["percentile", "bca"] = Field(
-        "percentile", description="percentile, or bias-corrected and accelerated (bca) intervals"
+        "bca", description="bias-corrected and accelerated (bca; covers better for skewed ratios "
+        "such as a precision near 1) or percentile intervals",
     )
     seed: int = Field(0, description="seed of the resampling, so that reports are reproducible")
 

@@ -1,0 +1,510 @@
+"""Uncertainty, numerically: bootstrap and jackknife intervals, paired tests, rank agreement.
+
+Everything here is vectorized with numpy and deterministic given a :class:`numpy.random.Generator`.
+Nothing here knows about metrics: the engine hands in arrays of replicate values and gets
+bounds or p-values back, column by column over any trailing axes (classes, metrics, ...).
+
+Why weights. Every evalkit summary is *linear in the samples*: the per-class sums of ``|G|``,
+``|P|``, ``|G ∩ P|`` and the per-sample metric sums (with their defined counts) are sums over
+samples (:mod:`evalkit.table`). A bootstrap resample is therefore a vector of counts ``w`` (how
+many times each sample is drawn), and the resample's sums are ``w @ per_sample``; all ``B``
+replicates are one matrix product ``W @ per_sample`` with ``W = bootstrap_weights(n, B, rng)``,
+after which each metric is recomputed from the replicate sums exactly as from the real sums.
+The same holds for the jackknife (:func:`jackknife_sums`) and for paired permutations
+(:func:`permutation_masks`).
+
+Conventions (all documented at the functions):
+
+- intervals are two-sided, ``level`` in (0, 1), bounds at quantiles ``(1 ∓ level) / 2``;
+- quantiles are linearly interpolated between order statistics (numpy's and scipy's default,
+  Hyndman & Fan type 7);
+- non-finite replicates (an undefined ratio under ``zero_division=nan``) are ignored column by
+  column; a column with no finite replicate gives NaN bounds;
+- p-values carry the ``+1`` of Phipson & Smyth, so they are never 0 and at least ``1/(1+B)``.
+
+References: B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall,
+1993 (ch. 13 percentile interval, ch. 14 BCa, ch. 11 jackknife, ch. 15-16 permutation and
+bootstrap tests); M. H. Quenouille (1949, 1956) and J. W. Tukey (1958) for the jackknife;
+B. Phipson and G. K. Smyth, "Permutation p-values should never be zero", *Stat. Appl. Genet.
+Mol. Biol.* 9 (2010); P. Hall and S. R. Wilson, "Two guidelines for bootstrap hypothesis
+testing", *Biometrics* 47 (1991).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+
+import numpy as np
+from scipy import stats as _scipy_stats
+from scipy.special import ndtr, ndtri
+
+__all__ = [
+    "bootstrap_weights",
+    "percentile_interval",
+    "bca_interval",
+    "jackknife_groups",
+    "jackknife_sums",
+    "jackknife_interval",
+    "jackknife_mean_se",
+    "permutation_masks",
+    "p_value",
+    "paired_bootstrap_p_value",
+    "kendall_tau",
+]
+
+#: At most this many random draws are held at once while building weights or masks (32 MB of
+#: int64 indices), so memory stays bounded whatever ``resamples x n`` is; the result itself is
+#: ``resamples x n`` int32 (or bool), which the caller sizes.
+_BLOCK_ENTRIES = 1 << 22
+
+#: Tolerance of "at least as extreme" in :func:`p_value`: a null value counts when
+#: ``|null| >= |observed| - (P_VALUE_RTOL * |observed| + P_VALUE_ATOL)``. A permutation (or
+#: shifted bootstrap replicate) that reproduces the observed statistic exactly in real arithmetic
+#: can differ from it by rounding; without the tolerance it would be missed at random and the
+#: p-value would be biased low. The absolute part is for metrics of order 1 (ratios); it only
+#: matters for |observed| below ~1e-12, which is no difference at all.
+P_VALUE_RTOL = 1e-9
+P_VALUE_ATOL = 1e-12
+
+#: The jackknife spread below which the BCa acceleration is taken as undefined (zero variance):
+#: leave-out values that are equal in real arithmetic differ by rounding, and the ratio
+#: sum(d^3) / sum(d^2)^(3/2) of rounding noise is an arbitrary number of order 1, not 0.
+_JACKKNIFE_RTOL = 1e-12
+
+
+# --------------------------------------------------------------------------- argument checks
+
+
+def _count(value, name: str, minimum: int) -> int:
+    try:
+        count = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    if count < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {count}")
+    return count
+
+
+def _level(level) -> float:
+    try:
+        value = float(level)
+    except (TypeError, ValueError):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}") from None
+    if not 0.0 < value < 1.0:  # also rejects NaN
+        raise ValueError(
+            f"level must be strictly between 0 and 1 (e.g. 0.95 for a 95% interval), got {level!r}"
+        )
+    return value
+
+
+def _replicates(replicates, name: str = "replicates") -> np.ndarray:
+    array = np.asarray(replicates, dtype=np.float64)
+    if array.ndim < 1 or array.shape[0] < 1:
+        raise ValueError(
+            f"{name} must have shape (resamples, ...) with at least one resample; "
+            f"got shape {array.shape}"
+        )
+    return array
+
+
+def _broadcast_to(array, shape: tuple, name: str, expected: str) -> np.ndarray:
+    array = np.asarray(array, dtype=np.float64)
+    try:
+        return np.broadcast_to(array, shape)
+    except ValueError:
+        raise ValueError(f"{name} has shape {array.shape}; expected {expected}") from None
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def bootstrap_weights(n: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap resamples of ``n`` samples as counts: an int32 array (resamples, n), rows sum to n.
+
+    Row ``b`` counts how often each sample is drawn when ``n`` samples are drawn uniformly with
+    replacement (Efron & Tibshirani, ch. 6), i.e. a Multinomial(n; 1/n, ..., 1/n) vector. Since
+    every evalkit summary is linear in the samples, ``weights @ per_sample`` gives the sums of
+    all resamples in one matrix product (convert ``weights`` to float64 once if it is reused).
+
+    The draws are exactly ``rng.integers(0, n, size=(resamples, n))`` (taken in blocks of rows,
+    which consumes the generator identically), counted per row by one ``np.bincount`` over
+    row-offset indices per block: no Python loop over resamples. So the resamples are the ones
+    ``scipy.stats.bootstrap`` draws from the same generator state.
+    """
+    n = _count(n, "n (the number of samples)", 1)
+    resamples = _count(resamples, "resamples", 1)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}"
+        )
+    weights = np.empty((resamples, n), dtype=np.int32)
+    rows = max(1, _BLOCK_ENTRIES // n)
+    for start in range(0, resamples, rows):
+        block = min(rows, resamples - start)
+        drawn = rng.integers(0, n, size=(block, n))
+        drawn += (np.arange(block, dtype=drawn.dtype) * n)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=block * n)
+        weights[start : start + block] = counts.reshape(block, n)
+    return weights
+
+
+def _sorted_finite(replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(B, K) replicates sorted along axis 0 with every non-finite value moved to the end
+    (as NaN), and the number of finite values per column."""
+    finite = np.isfinite(replicates)
+    ordered = np.sort(np.where(finite, replicates, np.nan), axis=0)
+    return ordered, finite.sum(axis=0)
+
+
+def _quantiles(ordered: np.ndarray, counts: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Per-column quantile ``q[k]`` of the first ``counts[k]`` values of sorted column ``k``.
+
+    Linear interpolation between order statistics at virtual index ``(m - 1) q`` (numpy's and
+    scipy's default ``"linear"``, Hyndman & Fan type 7). NaN where a column has no value or q is
+    NaN. Vectorized: one gather for the lower and one for the upper order statistic.
+    """
+    q = np.broadcast_to(q, counts.shape)
+    position = (counts - 1) * q
+    valid = (counts > 0) & np.isfinite(position)
+    position = np.where(valid, position, 0.0)
+    below = np.floor(position)
+    last = np.maximum(counts - 1, 0)
+    low = np.minimum(below.astype(np.intp), last)
+    high = np.minimum(low + 1, last)
+    a = np.take_along_axis(ordered, low[None], axis=0)[0]
+    b = np.take_along_axis(ordered, high[None], axis=0)[0]
+    fraction = position - below
+    with np.errstate(invalid="ignore"):
+        value = np.where(fraction > 0, a + fraction * (b - a), a)
+    return np.where(valid, value, np.nan)
+
+
+def percentile_interval(
+    replicates: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bootstrap percentile interval (Efron & Tibshirani, ch. 13.3): the ``(1 - level)/2``
+    and ``(1 + level)/2`` quantiles of the replicates, along axis 0.
+
+    Simple and transformation-respecting, but only first-order accurate where BCa is
+    second-order accurate (E&T ch. 14.3, 22), so prefer :func:`bca_interval` when the jackknife
+    is at hand: for a precision near 1 the percentile interval under-covers (93% rather than
+    95% at n = 200, tests/test_stats.py). ``replicates`` has
+    shape (resamples, ...); the bounds have the trailing shape. Non-finite replicates
+    (undefined ratios) are ignored per column; a column with none finite gives NaN bounds.
+    """
+    replicates = _replicates(replicates)
+    level = _level(level)
+    trailing = replicates.shape[1:]
+    ordered, counts = _sorted_finite(replicates.reshape(replicates.shape[0], -1))
+    tail = (1.0 - level) / 2.0
+    low = _quantiles(ordered, counts, np.asarray(tail))
+    high = _quantiles(ordered, counts, np.asarray(1.0 - tail))
+    return low.reshape(trailing), high.reshape(trailing)
+
+
+def bca_interval(
+    replicates: np.ndarray, estimate: np.ndarray, jackknife: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bias-corrected and accelerated (BCa) bootstrap interval (Efron & Tibshirani, ch. 14.3).
+
+    Why: the percentile interval assumes the bootstrap distribution is centred on the estimate
+    and its spread does not depend on the true value; ratios such as precision near 0 or 1 are
+    biased and skewed. BCa corrects both and is second-order accurate. With
+    ``z_α = Φ⁻¹((1 - level)/2)``:
+
+    - bias correction ``z0 = Φ⁻¹(F)``, ``F`` the fraction of replicates below the estimate,
+      exact ties counting one half (as recent ``scipy.stats.bootstrap`` does; equal to E&T eq.
+      14.14 when no replicate equals the estimate; counting ties as "not below" would bias z0
+      for discrete statistics such as a crisp precision, where ties are common);
+    - acceleration ``a = Σ d³ / (6 (Σ d²)^{3/2})``, ``d = mean(jackknife) - jackknife``
+      (E&T eq. 14.15) from ``jackknife``, the (m, ...) leave-one-out values, or leave-one-group-out
+      values for large n (:func:`jackknife_groups`; same formula, see there);
+    - bounds at the quantiles ``Φ(z0 + (z0 + z)/(1 - a (z0 + z)))`` for ``z = ±z_α``.
+
+    Degenerate columns fall back to the percentile interval (:func:`percentile_interval`):
+    a non-finite estimate; ``z0`` infinite (every finite replicate on one side of the estimate);
+    zero jackknife variance (spread below 1e-12 relative, i.e. rounding noise), a non-finite
+    jackknife value, or fewer than 2 of them, where ``a`` is undefined; ``1 - a (z0 + z) <= 0``,
+    where the BCa formula breaks down; and all replicates equal (the interval is that value
+    either way). Non-finite replicates are ignored per column (``F`` and the quantiles use the
+    finite ones); a column with none gives NaN bounds. Vectorized over trailing axes:
+    ``estimate`` broadcasts to the trailing shape, ``jackknife`` to (m, *trailing).
+    """
+    replicates = _replicates(replicates)
+    level = _level(level)
+    resamples, trailing = replicates.shape[0], replicates.shape[1:]
+    estimate = _broadcast_to(
+        estimate, trailing, "estimate", f"a shape broadcastable to {trailing}"
+    ).reshape(-1)
+    jackknife = np.asarray(jackknife, dtype=np.float64)
+    if jackknife.ndim < 1 or jackknife.shape[0] < 1:
+        raise ValueError(
+            "jackknife must have shape (m, ...) with m >= 1 leave-out values; "
+            f"got {jackknife.shape}"
+        )
+    jackknife = _broadcast_to(
+        jackknife, (jackknife.shape[0], *trailing), "jackknife",
+        f"(m, ...) with trailing shape broadcastable to {trailing}",
+    ).reshape(jackknife.shape[0], -1)
+
+    flat = replicates.reshape(resamples, -1)
+    ordered, counts = _sorted_finite(flat)
+    finite = np.isfinite(flat)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = (finite & (flat < estimate)).sum(axis=0)
+        ties = (finite & (flat == estimate)).sum(axis=0)
+        z0 = ndtri((below + 0.5 * ties) / counts)
+
+        centred = jackknife.mean(axis=0) - jackknife
+        spread = np.sqrt((centred**2).mean(axis=0))
+        scale = np.abs(jackknife).max(axis=0)
+        sum2 = (centred**2).sum(axis=0)
+        acceleration = (centred**3).sum(axis=0) / (6.0 * sum2**1.5)
+        jack_ok = (
+            np.isfinite(jackknife).all(axis=0)
+            & (jackknife.shape[0] >= 2)
+            & (spread > _JACKKNIFE_RTOL * scale)
+            & np.isfinite(acceleration)
+        )
+
+        z_low = float(ndtri((1.0 - level) / 2.0))
+        q_bca = []
+        ok = np.isfinite(estimate) & np.isfinite(z0) & jack_ok
+        for z in (z_low, -z_low):
+            shifted = z0 + z
+            denominator = 1.0 - acceleration * shifted
+            ok &= denominator > 0
+            q_bca.append(ndtr(z0 + shifted / denominator))
+
+    largest = np.take_along_axis(ordered, np.maximum(counts - 1, 0)[None], axis=0)[0]
+    ok &= ~(ordered[0] == largest)  # all finite replicates equal: either interval is that value
+    tail = (1.0 - level) / 2.0
+    q_low = np.where(ok, q_bca[0], tail)
+    q_high = np.where(ok, q_bca[1], 1.0 - tail)
+    low = _quantiles(ordered, counts, q_low)
+    high = _quantiles(ordered, counts, q_high)
+    return low.reshape(trailing), high.reshape(trailing)
+
+
+# --------------------------------------------------------------------------- jackknife
+
+
+def jackknife_groups(n: int, groups: int = 100) -> list[np.ndarray]:
+    """The groups of samples a (delete-a-group) jackknife leaves out, one index array per group.
+
+    For ``n <= groups`` this is the ordinary leave-one-out jackknife (``n`` singletons). For
+    larger ``n`` the samples are dealt into ``groups`` strided groups, ``i % groups`` (sizes
+    differ by at most one), so leave-out values cost ``groups`` rather than ``n`` recomputations.
+
+    The approximation, for the BCa acceleration: with empirical influence values ``U_i``, the
+    leave-one-out ``a = Σ U³ / (6 (Σ U²)^{3/2})``; removing a group shifts the statistic by about
+    the group's summed influence, and for a group of ``h`` exchangeable samples
+    ``E[(Σ U)³] = h μ3`` and ``E[(Σ U)²] = h μ2``, so the same formula on group values estimates
+    the same ``a`` (``n μ3 / (6 (n μ2)^{3/2})``), from ``groups`` values instead of ``n``: unbiased
+    to first order, noisier. Its noise is about ``sqrt(6) / (6 groups)`` (0.004 for 100 groups,
+    whatever n: the sampling error of a skewness from ``groups`` values), and an error Δa moves a
+    BCa bound by about ``Δa z²`` bootstrap standard deviations, i.e. by about Δa of the
+    interval's width: well under 1% typically (tests/test_stats.py measures it). Passing more
+    groups costs only more recomputations of the metric from sums. Strided rather than
+    contiguous groups keep any ordering of the data (by file, by scene) spread over all groups,
+    so the groups behave like random ones.
+    """
+    n = _count(n, "n (the number of samples)", 1)
+    groups = _count(groups, "groups", 2)
+    m = min(n, groups)
+    return [np.arange(j, n, m) for j in range(m)]
+
+
+def jackknife_sums(values: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """Sums over all samples but each group: (m, ...) from per-sample values (n, ...).
+
+    The leave-one-(group)-out counterpart of ``weights @ per_sample``: the engine recomputes the
+    metric from each row to get the ``jackknife`` argument of :func:`bca_interval`. Computed as
+    total minus group sums (one gather and one ``np.add.reduceat``), in float64.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim < 1:
+        raise ValueError(f"values must have shape (samples, ...); got {values.shape}")
+    if not groups:
+        raise ValueError("groups is empty; use jackknife_groups(n) to make them")
+    order = np.concatenate([np.asarray(g, dtype=np.intp) for g in groups])
+    sizes = np.array([len(g) for g in groups])
+    if (sizes == 0).any():
+        raise ValueError("every jackknife group must hold at least one sample")
+    if order.size and (order.min() < 0 or order.max() >= len(values)):
+        raise ValueError(
+            f"jackknife groups index samples outside 0..{len(values) - 1}; "
+            "they must come from jackknife_groups(len(values))"
+        )
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    group_sums = np.add.reduceat(values[order], starts, axis=0)
+    return values.sum(axis=0) - group_sums
+
+
+def _jackknife_mean(values) -> tuple[np.ndarray, np.ndarray, int]:
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim < 1 or values.shape[0] < 2:
+        k = values.shape[0] if values.ndim else 0
+        raise ValueError(
+            f"a jackknife interval across runs needs at least 2 runs of the system; got {k}. "
+            "Give each system several runs (e.g. different seeds), or use a bootstrap interval "
+            "over samples instead"
+        )
+    k = values.shape[0]
+    # Leave-one-out means, their mean, the jackknife estimate and variance (Quenouille; Tukey):
+    #   θ_(i) = (Σ x - x_i) / (k - 1),  θ_(.) = mean θ_(i),  θ_jack = k θ̂ - (k - 1) θ_(.),
+    #   se² = (k - 1)/k Σ (θ_(i) - θ_(.))².
+    # For the mean θ_(.) = x̄, so θ_jack = x̄, and θ_(i) - x̄ = (x̄ - x_i)/(k - 1), whence
+    #   se² = (k - 1)/k · Σ (x_i - x̄)² / (k - 1)² = Σ (x_i - x̄)² / (k (k - 1)) = s² / k.
+    leave_out = (values.sum(axis=0) - values) / (k - 1)
+    centre = leave_out.mean(axis=0)
+    estimate = k * values.mean(axis=0) - (k - 1) * centre
+    se = np.sqrt((k - 1) / k * ((leave_out - centre) ** 2).sum(axis=0))
+    return estimate, se, k
+
+
+def _scalar(array: np.ndarray):
+    return float(array) if np.ndim(array) == 0 else array
+
+
+def jackknife_mean_se(values: np.ndarray) -> tuple[float, float]:
+    """The jackknife estimate of the mean across ``k >= 2`` runs and its jackknife standard error
+    (for the mean: ``x̄`` and ``s / sqrt(k)``, see :func:`jackknife_interval`)."""
+    estimate, se, _ = _jackknife_mean(values)
+    return _scalar(estimate), _scalar(se)
+
+
+def jackknife_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """``(estimate, low, high)``: the jackknife mean of ``k >= 2`` independent runs of a system and
+    its t-based interval ``estimate ± t_{k-1, (1+level)/2} · se``.
+
+    Why: a system trained several times (seeds) varies from run to run; Harju & Mesaros (2023)
+    report jackknife estimates of the mean over ten runs with 95% confidence intervals. The
+    jackknife (Quenouille 1956; Tukey 1958) estimate of the mean is the mean itself, and its
+    standard error is ``s / sqrt(k)`` (derived in the code; :func:`jackknife_mean_se`
+    returns it), so the interval is the Student-t interval for the mean of the runs.
+
+    ``values`` has shape (k,) (floats returned) or (k, ...) (arrays of the trailing shape). A
+    NaN run makes that column NaN: runs are not dropped silently. ``k < 2`` is a ValueError.
+    """
+    level = _level(level)
+    estimate, se, k = _jackknife_mean(values)
+    half = _scipy_stats.t.ppf((1.0 + level) / 2.0, k - 1) * se
+    return _scalar(estimate), _scalar(estimate - half), _scalar(estimate + half)
+
+
+# --------------------------------------------------------------------------- paired tests
+
+
+def permutation_masks(n: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Random paired permutations: (resamples, n) bool, True where sample i's two systems swap.
+
+    A paired permutation (randomization) test of "the two systems are exchangeable on every
+    sample" (Efron & Tibshirani, ch. 15; Fisher's randomization test): under that null, swapping
+    the outputs of the two systems on any subset of samples leaves the joint distribution
+    unchanged, so the difference recomputed under random swaps is a draw from its null
+    distribution. How the engine uses this, for any metric that is a function of sums over
+    samples (every averaging of the cardinality table, and the per-sample metric sums):
+
+        D = per_sample_B - per_sample_A                  # (n, ...) per-sample tables
+        swapped_A = sum_A + masks @ D                    # A where not swapped, B where swapped
+        swapped_B = sum_B - masks @ D
+        null = metric(swapped_A) - metric(swapped_B)     # (resamples, ...)
+        p = p_value(metric(sum_A) - metric(sum_B), null)
+
+    Each entry is an independent fair coin (``rng.integers(0, 2, dtype=bool)``).
+    """
+    n = _count(n, "n (the number of samples)", 1)
+    resamples = _count(resamples, "resamples", 1)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}"
+        )
+    return rng.integers(0, 2, size=(resamples, n), dtype=np.bool_)
+
+
+def p_value(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
+    """Two-sided Monte Carlo p-value: ``(1 + #{|null| >= |observed|}) / (1 + R)`` along axis 0.
+
+    ``null`` has shape (R, ...): statistics recomputed under the null (permutations from
+    :func:`permutation_masks`, or shifted bootstrap replicates); ``observed`` broadcasts to the
+    trailing shape. The ``+1`` counts the observed statistic as one of the null draws, which
+    makes the test exact (``P(p <= α) <= α``) and p never 0 (Phipson & Smyth 2010): the smallest
+    p is ``1 / (1 + R)``. "At least as extreme" allows for rounding (:data:`P_VALUE_RTOL`,
+    :data:`P_VALUE_ATOL`), so ``observed == 0`` gives p = 1. Non-finite null values (undefined
+    metrics) are left out, so R is the number of finite ones per column; a non-finite observed
+    value, or no finite null value, gives NaN.
+    """
+    null = _replicates(null, "null")
+    trailing = null.shape[1:]
+    observed = np.abs(_broadcast_to(
+        observed, trailing, "observed", f"a shape broadcastable to {trailing} (null is (R, ...))"
+    ))
+    finite = np.isfinite(null)
+    threshold = observed - (P_VALUE_RTOL * observed + P_VALUE_ATOL)
+    with np.errstate(invalid="ignore"):
+        extreme = (finite & (np.abs(null) >= threshold)).sum(axis=0)
+        p = (1.0 + extreme) / (1.0 + finite.sum(axis=0))
+    p = np.where(np.isfinite(observed) & finite.any(axis=0), p, np.nan)
+    return p[()] if p.ndim == 0 else p
+
+
+def paired_bootstrap_p_value(differences: np.ndarray, observed) -> np.ndarray:
+    """Two-sided paired-bootstrap p-value of "no difference", by the shifted null.
+
+    ``differences`` (B, ...): the difference ``metric(A) - metric(B)`` recomputed on each
+    bootstrap resample of the samples (the same weights for both systems, which keeps the
+    pairing); ``observed`` (broadcasting to the trailing shape): the difference on the data.
+
+    The null distribution is the bootstrap distribution shifted to be centred on 0 by
+    subtracting the observed difference, ``d* - d̂`` (Hall & Wilson 1991, guideline 1: resample
+    ``θ* - θ̂``, not ``θ* - θ0``; Efron & Tibshirani ch. 16), and the p-value is
+    :func:`p_value` of ``d̂`` against it:
+
+        p = (1 + #{ |d*_b - d̂| >= |d̂| }) / (1 + B),
+
+    two-sided, never 0, at most 1. It is the same form as the permutation p-value, so the two
+    methods report comparable numbers. (The alternative, inverting the percentile interval,
+    ``p = 2 min(P(d* <= 0), P(d* >= 0))``, agrees for a symmetric bootstrap distribution;
+    the shifted null is preferred because its null distribution does not depend on where d̂
+    falls, so its level holds better for skewed statistics.) Non-finite replicates are ignored.
+    """
+    differences = _replicates(differences, "differences")
+    trailing = differences.shape[1:]
+    observed = _broadcast_to(
+        observed, trailing, "observed",
+        f"a shape broadcastable to {trailing} (differences is (B, ...))",
+    )
+    return p_value(observed, differences - observed)
+
+
+# --------------------------------------------------------------------------- rank agreement
+
+
+def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Kendall's τ-b between two measures over the same systems, and its two-sided p-value
+    (:func:`scipy.stats.kendalltau`: exact for small tie-free samples, else the normal
+    approximation).
+
+    Why τ-b: measures tie (two systems at the same score), and τ-b corrects for ties in either
+    ranking. Pairs where either value is non-finite are left out (a measure undefined for a
+    system cannot rank it). With fewer than 2 finite pairs, or a constant measure (no ranking),
+    τ is undefined: ``(nan, nan)``, and no warning leaks.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(
+            f"kendall_tau needs two 1-D arrays of equal length (one value per system); "
+            f"got shapes {x.shape} and {y.shape}"
+        )
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if len(x) < 2 or x.min() == x.max() or y.min() == y.max():
+        return math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tau, p = _scipy_stats.kendalltau(x, y)  # unpacked: `.statistic` is scipy >= 1.10 only
+    return float(tau), float(p)

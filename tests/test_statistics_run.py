@@ -1,0 +1,266 @@
+"""The statistics and sweep sections of a run: bootstrap intervals (checked against an
+independent resampling), jackknife across runs, paired tests, rank agreement, sweeps,
+provenance and reproducibility."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+import evalkit
+from evalkit import stats
+from evalkit.errors import ConfigError
+
+RNG = np.random.default_rng(11)
+REF = RNG.random((120, 4))
+GOOD = np.clip(REF + RNG.normal(0, 0.15, REF.shape), 0, 1)
+BAD = np.clip(REF + RNG.normal(0, 0.45, REF.shape), 0, 1)
+
+
+def run(**config):
+    config.setdefault("data", {"reference": REF, "systems": {"good": GOOD, "bad": BAD}})
+    return evalkit.run(config, write_reports=False)
+
+
+def value(results, **where):
+    (row,) = [r for r in results.rows if all(getattr(r, k) == v for k, v in where.items())]
+    return row
+
+
+# ------------------------------------------------------------------------ bootstrap intervals
+
+
+def independent_replicates(reference, prediction, resamples, seed, statistic):
+    """The bootstrap replicates of ``statistic`` computed here from resampled rows, with the
+    same resample counts evalkit draws (stats.bootstrap_weights with the same seed)."""
+    weights = stats.bootstrap_weights(len(reference), resamples, np.random.default_rng(seed))
+    out = []
+    for w in weights:
+        rows = np.repeat(np.arange(len(w)), w)
+        out.append(statistic(reference[rows], prediction[rows]))
+    return np.array(out)
+
+
+def micro_f1(r, p):
+    return 2 * np.minimum(r, p).sum() / (r.sum() + p.sum())
+
+
+def samples_precision(r, p):
+    return np.mean(np.minimum(r, p).sum(axis=1) / p.sum(axis=1))
+
+
+def macro_recall_per_class(r, p):
+    return np.minimum(r, p).sum(axis=0) / r.sum(axis=0)
+
+
+@pytest.mark.parametrize(
+    ("averaging", "metric", "statistic"),
+    [("micro", "f1", micro_f1), ("samples", "precision", samples_precision)],
+)
+def test_percentile_intervals_equal_an_independent_bootstrap(averaging, metric, statistic):
+    results = run(averaging=averaging, metrics=[metric], statistics={"bootstrap": {"resamples": 400, "seed": 5, "method": "percentile"}})
+    row = value(results, system="good", averaging=averaging, metric=metric)
+    replicates = independent_replicates(REF, GOOD, 400, 5, statistic)
+    assert row.value == pytest.approx(statistic(REF, GOOD), abs=1e-12)
+    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(replicates, [2.5, 97.5])), abs=1e-12)
+    assert row.ci_low < row.value < row.ci_high
+
+
+def test_per_class_values_get_intervals_too():
+    results = run(averaging="none", metrics=["recall"], statistics={"bootstrap": {"resamples": 300, "seed": 3, "method": "percentile"}})
+    rows = [r for r in results.rows if r.system == "good"]
+    replicates = independent_replicates(REF, GOOD, 300, 3, macro_recall_per_class)
+    low, high = np.percentile(replicates, [2.5, 97.5], axis=0)
+    np.testing.assert_allclose([r.ci_low for r in rows], low, rtol=0, atol=1e-12)
+    np.testing.assert_allclose([r.ci_high for r in rows], high, rtol=0, atol=1e-12)
+
+
+def test_data_metrics_are_resampled_like_set_metrics():
+    results = run(metrics=["kld"], statistics={"bootstrap": {"resamples": 200, "seed": 8, "method": "percentile"}})
+    row = value(results, system="bad", metric="kld")
+
+    def kld(r, p):
+        y, q = np.clip(r, 1e-7, 1 - 1e-7), np.clip(p, 1e-7, 1 - 1e-7)
+        return np.mean(y * np.log(y / q) + (1 - y) * np.log((1 - y) / (1 - q)))
+
+    replicates = independent_replicates(REF, BAD, 200, 8, kld)
+    assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(replicates, [2.5, 97.5])), rel=1e-12)
+
+
+def test_bca_intervals_are_reproducible_and_contain_the_estimate():
+    config = {"averaging": ["micro", "macro"], "statistics": {"bootstrap": {"resamples": 500, "method": "bca", "seed": 1}}}
+    first, second = run(**config), run(**config)
+    assert first.rows == second.rows
+    for r in first.rows:
+        assert r.ci_low <= r.value <= r.ci_high and r.ci_low < r.ci_high
+    narrow = run(averaging="micro", statistics={"level": 0.5, "bootstrap": {"resamples": 500, "method": "bca", "seed": 1}})
+    wide = value(first, system="good", averaging="micro", metric="f1")
+    half = value(narrow, system="good", averaging="micro", metric="f1")
+    assert wide.ci_low < half.ci_low < half.ci_high < wide.ci_high
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_bootstrap_interval_covers_the_population_value_95_percent_of_the_time(method):
+    """Cells: the prediction is positive with probability 0.5 and, where it is, the reference
+    is positive with probability p = 0.7; the population micro precision is exactly p. Over 600
+    repetitions of 200 cells (seeded), the 95% interval of 1,000 resamples covers p in 93–97%
+    of them, through the whole run (configuration, engine, replicate summaries)."""
+    rng = np.random.default_rng(2024)
+    covered = 0
+    repetitions = 600
+    for _ in range(repetitions):
+        pred = (rng.random((200, 1)) < 0.5).astype(float)
+        ref = pred * (rng.random((200, 1)) < 0.7) + (1 - pred) * (rng.random((200, 1)) < 0.5)
+        results = evalkit.run(
+            {"data": {"reference": ref, "systems": {"s": pred}}, "representation": "crisp", "averaging": "micro",
+             "metrics": ["precision"],
+             "statistics": {"bootstrap": {"resamples": 1000, "method": method, "seed": int(rng.integers(1 << 31))}}},
+            write_reports=False,
+        )
+        (row,) = results.rows
+        covered += row.ci_low <= 0.7 <= row.ci_high
+    assert 0.93 <= covered / repetitions <= 0.97, f"coverage {covered / repetitions:.3f}"
+
+
+# -------------------------------------------------------------------------- repeated runs
+
+
+def test_several_runs_give_the_jackknife_mean_and_interval():
+    runs = [np.clip(REF + RNG.normal(0, 0.2, REF.shape), 0, 1) for _ in range(5)]
+    results = run(data={"reference": REF, "systems": {"model": {"runs": runs}}}, averaging="micro", metrics=["f1"])
+    row = value(results, system="model")
+    per_run = np.array([micro_f1(REF, p) for p in runs])
+    # The jackknife estimate of a mean is the mean; its standard error is s / sqrt(k); the
+    # interval uses Student's t with k - 1 degrees of freedom.
+    half = scipy_stats.t.ppf(0.975, 4) * per_run.std(ddof=1) / np.sqrt(5)
+    assert row.value == pytest.approx(per_run.mean(), abs=1e-12)
+    assert (row.ci_low, row.ci_high) == pytest.approx((per_run.mean() - half, per_run.mean() + half), abs=1e-12)
+    assert "model: the mean of 5 runs, with its jackknife 95% interval across runs" in results.notes
+
+
+# ------------------------------------------------------------------------------ paired tests
+
+
+def test_permutation_test_finds_a_clear_difference_and_reports_the_baseline():
+    results = run(averaging="micro", metrics=["f1"], statistics={"test": {"resamples": 500, "seed": 4}})
+    (comparison,) = results.comparisons
+    assert (comparison.system, comparison.baseline, comparison.method) == ("bad", "good", "permutation")
+    good, bad = value(results, system="good"), value(results, system="bad")
+    assert comparison.difference == pytest.approx(bad.value - good.value, abs=1e-12)
+    assert comparison.p_value == pytest.approx(1 / 501)  # no permutation reaches the observed gap
+
+
+@pytest.mark.slow
+def test_permutation_p_values_are_uniform_for_exchangeable_systems():
+    """Two systems that are the same noisy process (exchangeable per sample): over 300 seeded
+    repetitions the p-values are close to uniform (KS test) and about 5% fall below 0.05."""
+    rng = np.random.default_rng(99)
+    p_values = []
+    for _ in range(300):
+        ref = rng.random((40, 3))
+        a, b = (np.clip(ref + rng.normal(0, 0.3, ref.shape), 0, 1) for _ in range(2))
+        results = evalkit.run(
+            {"data": {"reference": ref, "systems": {"a": a, "b": b}}, "averaging": "micro", "metrics": ["f1"],
+             "statistics": {"test": {"resamples": 199, "seed": int(rng.integers(1 << 31))}}},
+            write_reports=False,
+        )
+        p_values.append(results.comparisons[0].p_value)
+    p_values = np.array(p_values)
+    assert scipy_stats.kstest(p_values, "uniform").pvalue > 0.01
+    assert 0.02 <= (p_values <= 0.05).mean() <= 0.09
+
+
+def test_bootstrap_test_and_baseline_choice():
+    results = run(averaging="macro", metrics=["precision"], statistics={"test": {"method": "bootstrap", "resamples": 300, "baseline": "bad"}})
+    (comparison,) = results.comparisons
+    assert (comparison.system, comparison.baseline, comparison.method) == ("good", "bad", "bootstrap")
+    assert comparison.difference > 0 and comparison.p_value < 0.01
+    with pytest.raises(ConfigError, match=r"statistics.test.baseline: no system 'god'; did you mean 'good'\?"):
+        run(statistics={"test": {"baseline": "god"}})
+
+
+# -------------------------------------------------------------------------------- agreement
+
+
+def test_rank_agreement_orients_kld_against_f1():
+    systems = {name: np.clip(REF + RNG.normal(0, noise, REF.shape), 0, 1) for name, noise in (("a", 0.05), ("b", 0.2), ("c", 0.5))}
+    results = run(data={"reference": REF, "systems": systems}, averaging="micro", metrics=["f1", "kld"],
+                  statistics={"agreement": True})
+    (agreement,) = results.agreement
+    assert (agreement.measure_a, agreement.measure_b, agreement.n_systems) == ("fuzzy · minimum · micro · f1", "kld", 3)
+    assert agreement.tau == pytest.approx(1.0)  # lower KLD ranks like higher F
+    two = run(statistics={"agreement": True})
+    assert two.agreement == [] and "rank agreement needs at least 3 systems; this run has 2" in two.notes
+
+
+# ----------------------------------------------------------------------------------- sweeps
+
+
+def test_figure1_sweep_peaks_at_one_for_no_offset(root: Path):
+    results = evalkit.run(root / "configs" / "figure1.yaml", write_reports=False)
+    soft = {r.sweep_value: r.value for r in results.rows if (r.representation, r.tnorm) == ("fuzzy", "minimum")}
+    hard = {r.sweep_value: r.value for r in results.rows if r.representation == "crisp"}
+    assert len(soft) == 101 and {r.sweep for r in results.rows} == {"offset"}
+    assert max(soft.values()) == soft[0.0] == 1.0 and all(v < 1 for e, v in soft.items() if e != 0.0)
+    # Closed form for ε >= 0: min sums to 1.0, the sides to 1.0 and 1.0 + ε: F = 2 / (2 + ε).
+    assert all(soft[e] == pytest.approx(2 / (2 + e)) for e in soft if e >= 0)
+    # Hard F: the second point is a negative until 0.2 + ε > 0.5; then a false positive (F = 2/3).
+    assert all(hard[e] == 1.0 for e in hard if e <= 0.3) and all(hard[e] == pytest.approx(2 / 3) for e in hard if e > 0.3)
+    assert all(soft[e] > hard[e] for e in soft if e > 0.3)
+
+
+def test_a_parameter_sweep_keeps_the_component_label():
+    results = run(tnorm=["hamacher", "minimum"], averaging="micro", metrics=["f1"],
+                  sweep={"vary": "tnorm.p", "values": [0.0, 1.0, 5.0]})
+    hamacher = [r for r in results.rows if r.tnorm == "hamacher" and r.system == "good"]
+    minimum = [r for r in results.rows if r.tnorm == "minimum" and r.system == "good"]
+    assert [r.sweep_value for r in hamacher] == [0.0, 1.0, 5.0] and len({r.value for r in hamacher}) == 3
+    assert len({r.value for r in minimum}) == 1  # no parameter p: unchanged
+    product = value(run(tnorm="product", averaging="micro", metrics=["f1"]), system="good")
+    assert hamacher[1].value == pytest.approx(product.value, abs=1e-12)  # Hamacher p = 1 is the product
+
+
+@pytest.mark.parametrize(
+    ("sweep", "problem"),
+    [
+        ({"vary": "tnorm.q", "values": [1]}, r"sweep.vary: no tnorm of this config has a parameter 'q' \(minimum\)"),
+        ({"vary": "offset", "values": [0.1], "samples": ["x"]}, r"sweep.samples: no sample 'x'; the data has no ids"),
+        ({"vary": "speed", "values": [1]}, r"sweep.vary: must be offset or FIELD.PARAMETER"),
+    ],
+)
+def test_sweep_mistakes_are_explained(sweep, problem):
+    with pytest.raises(ConfigError, match=problem):
+        run(sweep=sweep)
+
+
+# ------------------------------------------------------------------ provenance and reproducibility
+
+
+def test_reports_are_reproducible_and_record_their_inputs(root: Path, tmp_path: Path):
+    config = tmp_path / "run.yaml"
+    (tmp_path / "data").symlink_to(root / "configs" / "data")
+    text = (root / "configs" / "tnorms.yaml").read_text().replace("../results/tnorms", "out/tnorms")
+    text = text.replace("resamples: 1000", "resamples: 200")
+    config.write_text(text)
+    documents, written = [], []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-m", "evalkit", "run", str(config), "--format", "json"],
+                             capture_output=True, text=True, check=True).stdout
+        documents.append(json.loads(out))
+        written.append({p.name: p.read_bytes() for p in (tmp_path / "out").iterdir() if p.suffix != ".json"})
+    assert written[0] == written[1] and {".md", ".csv"} <= {Path(name).suffix for name in written[0]}
+    first, second = documents
+    assert first["provenance"].pop("created") != "" and second["provenance"].pop("created")
+    assert first == second
+    files = {f["path"]: f for f in first["provenance"]["data"]}
+    reference = root / "configs" / "data" / "quickstart" / "reference.csv"
+    assert files["data/quickstart/reference.csv"]["sha256"] == hashlib.sha256(reference.read_bytes()).hexdigest()
+    assert first["provenance"]["config_text"] == text
