@@ -3,7 +3,7 @@
 A page asks for a generated section with a marker, an HTML comment on a line of its own (so
 the page still reads cleanly on GitHub, without the section)::
 
-    <!-- evalkit:config-keys -->    the run config keys: RunConfig, DataConfig, ReportConfig
+    <!-- evalkit:config-keys -->    the run config keys: RunConfig and its sections
     <!-- evalkit:components -->     every built-in component of every kind, with its parameters
     <!-- evalkit:cli -->            the command line: click's help of every command
     <!-- evalkit:python-api -->     evalkit.evaluate and evalkit.run
@@ -389,7 +389,10 @@ def signature(func: Callable[..., Any], name: str | None = None, width: int = 88
 
 
 def config_keys() -> str:
-    from evalkit.config import DataConfig, ReportConfig, RunConfig, Spec, Specs
+    from evalkit.config import (
+        BootstrapConfig, DataConfig, RangeConfig, ReportConfig, RunConfig, Runs, Spec, Specs,
+        StatisticsConfig, SweepConfig, TestConfig,
+    )
 
     spec_types = {
         Specs: "[spec](#component-specs) or list of specs",
@@ -405,12 +408,20 @@ def config_keys() -> str:
                     return text
         return None
 
-    out = []
-    for model, title, anchor in (
+    sections = (
         (RunConfig, "Top level", "top-level"),
         (DataConfig, "`data`", "data"),
+        (Runs, "`data.systems.NAME: {runs: [...]}`", "runs"),
+        (StatisticsConfig, "`statistics`", "statistics"),
+        (BootstrapConfig, "`statistics.bootstrap`", "bootstrap"),
+        (TestConfig, "`statistics.test`", "test"),
+        (SweepConfig, "`sweep`", "sweep"),
+        (RangeConfig, "`sweep.values: {start, stop, step}`", "range"),
         (ReportConfig, "`report`", "report"),
-    ):
+    )
+    links = {model.__name__: f"[mapping](#{anchor})" for model, _, anchor in sections[1:]}
+    out = []
+    for model, title, anchor in sections:
         out += [
             f"### {title} {{#{anchor}}}",
             "",
@@ -419,8 +430,7 @@ def config_keys() -> str:
             "| key | type | default | description |",
             "|---|---|---|---|",
             *_field_rows(
-                model, "[data source](#data-sources)", type_of,
-                {"DataConfig": "[mapping](#data)", "ReportConfig": "[mapping](#report)"},
+                model, "[data source](#data-sources)", type_of, links,
             ),
             "",
         ]
