@@ -66,7 +66,12 @@ def run(config: Path, fmt: str, quiet: bool) -> None:
         results = run_config(config)
     if fmt == "table":
         for table in tables(results):
-            console.print(_rich(table))
+            rendered = _rich(table)
+            # Never squeeze a table below its natural width (labels would vanish): a wide one
+            # runs past a narrow terminal instead.
+            natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
+            width = max(console.width, natural)
+            Console(width=width, force_terminal=console.is_terminal).print(rendered)
         for note in results.notes:
             console.print(f"note: {note}")
     else:
@@ -91,10 +96,12 @@ def _rich(table) -> RichTable:
     out = RichTable(title=table.title, title_justify="left")
     for i, name in enumerate(table.header):
         numeric = i >= table.n_index
-        out.add_column(name, justify="right" if numeric else "left", no_wrap=numeric)
+        # Labels keep at least a readable width when wide numbers (with intervals) crowd them.
+        out.add_column(name, justify="right" if numeric else "left", no_wrap=True)
+    by_system = table.header[0] == "system"
     for row, following in zip(table.rows, table.rows[1:] + [None]):
         # A rule between systems.
-        out.add_row(*row, end_section=following is not None and following[0] != row[0])
+        out.add_row(*row, end_section=by_system and following is not None and following[0] != row[0])
     return out
 
 

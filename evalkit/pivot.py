@@ -29,12 +29,22 @@ def fmt(value: float) -> str:
     return "undefined" if math.isnan(value) else f"{value:.4f}"
 
 
+def fmt_row(row: Row) -> str:
+    """The value, with its confidence interval when the run computed one: ``0.8468 [0.837, 0.856]``."""
+    if row.ci_low is None or row.ci_high is None or math.isnan(row.value):
+        return fmt(row.value)
+    return f"{row.value:.4f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
+
+
 def tables(results: Results) -> list[Table]:
-    """The averaged metrics side by side, then per-class values, then data metrics."""
-    averaged = [r for r in results.rows if r.averaging is not None and r.class_ is None]
-    per_class = [r for r in results.rows if r.class_ is not None]
-    data = [r for r in results.rows if r.averaging is None and r.level is None]
-    levels = [r for r in results.rows if r.level is not None]
+    """The averaged metrics side by side, then per-class values, then data metrics, then
+    per-level values; a sweep gets one table, its values down and the measures across."""
+    swept = [r for r in results.rows if r.sweep is not None]
+    rows = [r for r in results.rows if r.sweep is None]
+    averaged = [r for r in rows if r.averaging is not None and r.class_ is None]
+    per_class = [r for r in rows if r.class_ is not None]
+    data = [r for r in rows if r.averaging is None and r.level is None]
+    levels = [r for r in rows if r.level is not None]
     out = []
     if averaged:
         out.append(_pivot("Set metrics", averaged, lambda r: r.averaging, extra=("metric",)))
@@ -43,9 +53,24 @@ def tables(results: Results) -> list[Table]:
     if data:
         out.append(_pivot("Data metrics", data, lambda r: r.metric, index=("system",)))
     if levels:  # levels down (there may be 22), systems and their differences across
-        rows = [*levels, *level_differences(levels)]
-        out.append(_pivot("Per level", rows, lambda r: r.system, index=("metric", "level")))
+        out.append(_pivot("Per level", [*levels, *level_differences(levels)], lambda r: r.system, index=("metric", "level")))
+    for sweep in dict.fromkeys(r.sweep for r in swept):
+        group = [r for r in swept if r.sweep == sweep]
+        varying = [k for k in MEASURE if len({getattr(r, k) for r in group}) > 1] or ["metric"]
+        same = ", ".join(f"{k}: {getattr(group[0], k)}" for k in MEASURE if k not in varying and getattr(group[0], k) is not None)
+        title = f"Sweep over {sweep}" + (f" — {same}" if same else "")
+        out.append(_pivot(title, group, lambda r: measure_label(r, varying), index=("system", "sweep_value")))
     return out
+
+
+#: What a row measures, in order.
+MEASURE = ("representation", "similarity", "tnorm", "averaging", "metric", "class_", "level")
+
+
+def measure_label(row: Row, keys: Sequence[str] = MEASURE) -> str:
+    """What a row measures, in one column header: ``fuzzy · minimum · micro · f1``."""
+    parts = [getattr(row, k) for k in keys]
+    return " · ".join(f"λ={p}" if k == "level" else str(p) for k, p in zip(keys, parts) if p is not None)
 
 
 def level_differences(levels: Sequence[Row]) -> list[Row]:
@@ -71,12 +96,14 @@ def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), i
     columns = list(dict.fromkeys(column(r) for r in rows))
     cells: dict[tuple, dict[str, str]] = {}
     for r in rows:
-        cells.setdefault(tuple(_label(getattr(r, k)) for k in keys), {})[column(r)] = fmt(r.value)
+        cells.setdefault(tuple(_label(getattr(r, k)) for k in keys), {})[column(r)] = fmt_row(r)
     body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
     return Table(title, [*keys, *columns], body, len(keys))
 
 
 def _label(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
     return "—" if value is None else str(value)
 
 
