@@ -1,4 +1,5 @@
-"""Report writers: Markdown (side-by-side tables), JSON and CSV (tidy rows)."""
+"""Report writers: Markdown (side-by-side tables), JSON and CSV (tidy rows), a self-contained
+HTML report with plots, and the plots as PNG or SVG files."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from evalkit import hookimpl
 from evalkit.pivot import markdown, tables
 from evalkit.protocols import BaseComponent
 from evalkit.results import COLUMNS, Results
+from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
 
 
 @hookimpl
 def evalkit_register_report_writers(register):
-    for cls in (MarkdownWriter, JsonWriter, CsvWriter):
+    for cls in (MarkdownWriter, JsonWriter, CsvWriter, HtmlWriter, PngWriter, SvgWriter):
         register(cls)
 
 

@@ -1,0 +1,404 @@
+"""The HTML report (one self-contained file) and the png / svg writers of its figures.
+
+``html`` renders one page with everything inline: CSS in a ``<style>`` element, figures as PNG
+data URIs, no scripts and no external resources, so it opens offline from a file or an e-mail
+attachment. Two renders of the same results are byte-identical except the text of the
+``<time class="created">`` element (the results' creation time, or the rendering time when the
+results do not record one).
+
+matplotlib is imported only when a report with figures is rendered, so registering these writers
+costs evalkit's start-up nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import struct
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+
+from evalkit.pivot import tables
+from evalkit.protocols import BaseComponent
+from evalkit.results import Results
+
+#: (heading, Row attribute) of each comparison axis listed at the top of the report.
+AXES = (
+    ("systems", "system"),
+    ("representations", "representation"),
+    ("similarities", "similarity"),
+    ("T-norms", "tnorm"),
+    ("averagings", "averaging"),
+    ("metrics", "metric"),
+    ("classes", "class_"),
+    ("levels", "level"),
+)
+
+
+#: Agreement tables longer than this show the least agreeing pairs, and every pair folded away.
+MAX_AGREEMENT_ROWS = 60
+
+
+class HtmlWriter(BaseComponent):
+    """One self-contained HTML page: config, data checksums, tables, tests, figures."""
+
+    name = "html"
+    suffix = ".html"
+
+    def render(self, results: Results) -> str:
+        return render_html(results)
+
+
+class _ImageWriter(BaseComponent):
+    """One image file per figure, ``{out}-{figure name}{suffix}``."""
+
+    format: ClassVar[str]
+
+    def render(self, results: Results) -> str:
+        """An index of the figures ``write`` makes (the images themselves are binary files)."""
+        from evalkit_reports.plots import gallery
+
+        found = gallery(results)
+        lines = [f"{plot.name}{self.suffix}: {plot.caption}" for plot in found.plots]
+        return "\n".join([*lines, *found.notes]) + "\n"
+
+    def write(self, results: Results, out: Path) -> list[Path]:
+        from evalkit_reports.plots import write_images
+
+        return write_images(results, Path(out), self.format)
+
+
+class PngWriter(_ImageWriter):
+    """The report's figures as PNG files, one per figure."""
+
+    name = "png"
+    suffix = ".png"
+    format = "png"
+
+
+class SvgWriter(_ImageWriter):
+    """The report's figures as SVG files, one per figure."""
+
+    name = "svg"
+    suffix = ".svg"
+    format = "svg"
+
+
+def _sweep_label(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+def render_html(results: Results) -> str:
+    from evalkit import __version__
+
+    provenance = results.provenance or {}
+    title = results.name or "evalkit results"
+    version = provenance.get("evalkit_version") or __version__
+    created = provenance.get("created")
+    stamp_label = "created"
+    if not created:
+        created, stamp_label = datetime.now(timezone.utc).isoformat(timespec="seconds"), "rendered"
+
+    sections: list[tuple[str, str, str]] = []  # (id, heading, body)
+    sections.append(("axes", "What was compared", _axes(results)))
+    figures_html, figure_notes = _figures(results)
+    notes = [*results.notes, *figure_notes]
+    if notes:
+        sections.append(("notes", "Notes", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>"))
+    sections.append(("tables", "Results", _tables(results)))
+    if results.comparisons:
+        sections.append(("comparisons", "Paired comparisons", _comparisons(results)))
+    if results.agreement:
+        sections.append(("agreement", "Rank agreement", _agreement(results)))
+    if figures_html:
+        sections.append(("figures", "Figures", figures_html))
+    sections.append(("provenance", "Provenance", _provenance(results)))
+
+    meta = [f"evalkit {_e(version)}"]
+    if version != __version__:
+        meta.append(f"rendered by evalkit {_e(__version__)}")
+    meta.append(f'{stamp_label} <time class="created" datetime="{_e(created)}">{_e(created)}</time>')
+    if provenance.get("config_file"):
+        meta.append(f"config <code>{_e(provenance['config_file'])}</code>")
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="evalkit {_e(__version__)}">',
+        f"<title>{_e(title)} — evalkit report</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body>",
+        "<header>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="meta">{" · ".join(meta)}</p>',
+        "</header>",
+        '<nav aria-label="Contents"><ol>'
+        + "".join(f'<li><a href="#{sid}">{_e(heading)}</a></li>' for sid, heading, _ in sections)
+        + "</ol></nav>",
+        "<main>",
+    ]
+    for sid, heading, body in sections:
+        parts += [f'<section id="{sid}">', f"<h2>{_e(heading)}</h2>", body, "</section>"]
+    parts += ["</main>", "</body>", "</html>", ""]
+    return "\n".join(parts)
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _axes(results: Results) -> str:
+    rows = []
+    for heading, attribute in AXES:
+        values = [v for v in dict.fromkeys(getattr(r, attribute) for r in results.rows) if v is not None]
+        if values:
+            rows.append((heading, [str(v) for v in values]))
+    sweeps: dict[str, list[str]] = {}
+    for r in results.rows:
+        if r.sweep is not None:
+            sweeps.setdefault(r.sweep, [])
+            value = _sweep_label(r.sweep_value)
+            if value not in sweeps[r.sweep]:
+                sweeps[r.sweep].append(value)
+    for sweep, values in sweeps.items():
+        rows.append((f"sweep values ({sweep})", values))
+    if not rows:
+        return "<p>No results.</p>"
+    body = "".join(
+        f'<tr><th scope="row">{_e(heading)}</th><td>'
+        + "".join(f'<span class="chip">{_e(v)}</span>' for v in values)
+        + "</td></tr>"
+        for heading, values in rows
+    )
+    return f'<table class="axes"><tbody>{body}</tbody></table>'
+
+
+def _statistics_line(results: Results) -> str:
+    """How the intervals were computed, from the config's ``statistics`` (when it says)."""
+    if not any(r.ci_low is not None for r in results.rows):
+        return ""
+    stats = results.config.get("statistics") if isinstance(results.config, dict) else None
+    text = "Values in brackets are confidence intervals"
+    if isinstance(stats, dict):
+        level = stats.get("level")
+        boot = stats.get("bootstrap")
+        if isinstance(level, (int, float)):
+            text = f"Values in brackets are {level:.0%} confidence intervals"
+        if isinstance(boot, dict):
+            details = [str(boot[k]) + (" resamples" if k == "resamples" else "") for k in ("method", "resamples") if boot.get(k) is not None]
+            text += " (bootstrap over samples" + (", " + ", ".join(details) if details else "") + ")"
+    return f'<p class="hint">{_e(text)}.</p>'
+
+
+def _tables(results: Results) -> str:
+    found = tables(results)
+    if not found:
+        return "<p>No rows.</p>"
+    parts = [_statistics_line(results)]
+    for table in found:
+        parts.append(f"<h3>{_e(table.title)}</h3>")
+        parts.append(_table(table.header, table.rows, table.n_index, group_by_first=True))
+    return "\n".join(p for p in parts if p)
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], n_index: int, group_by_first: bool = False,
+           classes: Sequence[str] = (), numeric: Iterable[int] | None = None) -> str:
+    """An HTML table: the first ``n_index`` columns label the rows; ``numeric`` (by default the
+    others) are right-aligned. ``group_by_first`` rules a line where the first column changes."""
+    numeric = set(range(n_index, len(header)) if numeric is None else numeric)
+    right = ' class="num"'
+    head = "".join(f'<th scope="col"{right if i in numeric else ""}>{_e(h)}</th>' for i, h in enumerate(header))
+    body, previous = [], None
+    for row in rows:
+        attrs = ""
+        if group_by_first and n_index > 1 and previous is not None and row[0] != previous:
+            attrs = ' class="group"'
+        previous = row[0]
+        cells = []
+        for i, cell in enumerate(row):
+            kind = ["num"] if i in numeric else []
+            if cell == "undefined":
+                kind.append("undef")
+            kind += [classes[i]] if i < len(classes) and classes[i] else []
+            cls = f' class="{" ".join(kind)}"' if kind else ""
+            cells.append(f"<td{cls}>{_e(cell)}</td>")
+        body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _number(value: float | None, digits: int = 4, sign: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "undefined"
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "undefined"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.2e}"
+
+
+def _comparisons(results: Results) -> str:
+    comps = results.comparisons
+    optional = [k for k in ("representation", "similarity", "tnorm", "averaging", "sweep_value")
+                if any(getattr(c, k) is not None for c in comps)]
+    header = ["system", "baseline", *optional, "metric", "difference", "p-value", "method", "resamples"]
+    rows = []
+    for c in comps:
+        labels = [c.system, c.baseline]
+        labels += [_sweep_label(c.sweep_value) if k == "sweep_value" else ("—" if getattr(c, k) is None else str(getattr(c, k)))
+                   for k in optional]
+        rows.append([*labels, c.metric, _number(c.difference, sign=True), _p(c.p_value), c.method, f"{c.resamples:,}"])
+    header = ["sweep value" if h == "sweep_value" else h for h in header]
+    hint = ('<p class="hint">difference = system − baseline on the same samples; the p-value is '
+            "two-sided, for the hypothesis of no difference.</p>")
+    n = len(header)
+    return hint + _table(header, rows, n - 4, group_by_first=True, numeric={n - 4, n - 3, n - 1})
+
+
+def _agreement(results: Results) -> str:
+    header = ["measure A", "measure B", "Kendall's τ", "p-value", "systems"]
+
+    def rows(pairs):
+        return [[a.measure_a, a.measure_b, _number(a.tau, 3, sign=True), _p(a.p_value), str(a.n_systems)]
+                for a in pairs]
+
+    pairs = results.agreement
+    hint = ('<p class="hint">Kendall\'s τ between the rankings of the systems by two measures (each '
+            "oriented so that higher is better): 1 = the same order, −1 = reversed.</p>")
+    if len(pairs) <= MAX_AGREEMENT_ROWS:
+        return hint + _table(header, rows(pairs), 2)
+    least = sorted(pairs, key=lambda a: (math.inf if math.isnan(a.tau) else a.tau))[:20]
+    return (hint + f"<h3>The {len(least)} pairs that agree least (of {len(pairs):,})</h3>" + _table(header, rows(least), 2)
+            + f"<details><summary>All {len(pairs):,} pairs</summary>" + _table(header, rows(pairs), 2) + "</details>")
+
+
+def _figures(results: Results) -> tuple[str, list[str]]:
+    if not results.rows and not results.agreement:
+        return "", []
+    from evalkit_reports.plots import DISPLAY_DPI, DPI, gallery, image
+
+    found = gallery(results)
+    parts = []
+    for n, plot in enumerate(found.plots, start=1):
+        png = image(plot, "png")
+        width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
+        width, height = round(width * DISPLAY_DPI / DPI), round(height * DISPLAY_DPI / DPI)
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(
+            f'<figure id="figure-{_e(plot.name)}">'
+            f'<img src="data:image/png;base64,{data}" alt="{_e(plot.alt)}" width="{width}" height="{height}">'
+            f"<figcaption><b>Figure {n}.</b> {_e(plot.caption)} <span class=\"file\">({_e(plot.name)})</span>"
+            "</figcaption></figure>"
+        )
+    return "\n".join(parts), found.notes
+
+
+def _provenance(results: Results) -> str:
+    provenance = results.provenance or {}
+    text = provenance.get("config_text")
+    if not text:
+        text = _dump(results.config) if results.config else ""
+    source = provenance.get("config_file")
+    parts = ["<h3>Configuration</h3>"]
+    if source:
+        parts.append(f'<p class="hint">From <code>{_e(source)}</code>, as written.</p>')
+    elif text:
+        parts.append('<p class="hint">The configuration as evalkit read it (the file\'s text was not recorded).</p>')
+    parts.append(f'<pre class="config">{_e(text)}</pre>' if text else "<p>Not recorded.</p>")
+
+    parts.append("<h3>Data files</h3>")
+    data = provenance.get("data") or []
+    if data:
+        rows = []
+        for entry in data:
+            size = entry.get("bytes")
+            rows.append([
+                str(entry.get("role") or "—"), str(entry.get("system") or "—"), str(entry.get("path") or "—"),
+                str(entry.get("sha256") or "—"), _size(size),
+            ])
+        parts.append(_table(["role", "system", "path", "sha256", "bytes"], rows, 4,
+                            classes=["", "", "path", "hash", ""]))
+    else:
+        parts.append("<p>No data files recorded (data given inline, or results without provenance).</p>")
+
+    extra = {k: v for k, v in provenance.items()
+             if k not in ("evalkit_version", "created", "config_file", "config_text", "data")}
+    if extra:
+        parts.append("<h3>Other provenance</h3>")
+        rows = [[k, v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False, default=str)]
+                for k, v in extra.items()]
+        parts.append(_table(["key", "value"], rows, 2))
+    return "\n".join(parts)
+
+
+def _dump(config: Any) -> str:
+    try:
+        return yaml.safe_dump(config, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    except yaml.YAMLError:
+        return json.dumps(config, indent=2, ensure_ascii=False, default=str)
+
+
+def _size(size: Any) -> str:
+    if not isinstance(size, int):
+        return "—" if size is None else str(size)
+    if size < 1024:
+        return f"{size:,}"
+    value, unit = float(size), "B"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024:
+            break
+    return f"{size:,} ({value:.1f} {unit})"
+
+
+CSS = """
+:root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --head: #f3f5f7; --accent: #0b5cad; }
+* { box-sizing: border-box; }
+body { margin: 0 auto; max-width: 1120px; padding: 24px 28px 56px; color: var(--fg); background: #fff;
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif; }
+header { border-bottom: 3px solid var(--accent); padding-bottom: 10px; }
+h1 { font-size: 1.9em; margin: 0 0 4px; }
+h2 { font-size: 1.35em; margin: 2.2em 0 .6em; padding-bottom: .25em; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.05em; margin: 1.6em 0 .5em; }
+a { color: var(--accent); }
+.meta, .hint, figcaption { color: var(--muted); }
+.meta { margin: 0; }
+.hint { margin: .2em 0 .8em; font-size: 14px; }
+nav ol { margin: 14px 0 0; padding: 0; list-style: none; display: flex; flex-wrap: wrap; gap: 4px 18px; }
+.scroll { overflow-x: auto; margin: 0 0 1.2em; max-width: 100%; }
+table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
+th, td { padding: 4px 12px 4px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; white-space: nowrap; }
+thead th { background: var(--head); border-bottom: 2px solid #afb8c1; font-weight: 600; }
+tbody tr:nth-child(even) { background: #f9fafb; }
+tr.group td { border-top: 2px solid #8c959f; }
+.num { text-align: right; }
+td.undef { color: var(--muted); font-style: italic; }
+td.hash { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12px; white-space: normal; word-break: break-all; min-width: 22ch; }
+td.path { white-space: normal; word-break: break-all; }
+table.axes th { background: none; width: 11em; font-weight: 600; vertical-align: middle; }
+table.axes td { white-space: normal; }
+table.axes tr { background: none; }
+.chip { display: inline-block; padding: 0 8px; margin: 2px 4px 2px 0; border: 1px solid var(--line); border-radius: 10px; background: var(--head); font-size: 13px; }
+code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 4px; padding: 12px 14px; overflow-x: auto; font-size: 13px; line-height: 1.45; }
+figure { margin: 1.8em 0; }
+figure img { display: block; max-width: 100%; height: auto; }
+figcaption { font-size: 14px; margin-top: .4em; max-width: 90ch; }
+details { margin: .5em 0 1.2em; }
+summary { cursor: pointer; color: var(--accent); margin-bottom: .5em; }
+figcaption .file { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
+@media print { nav { display: none; } figure, table { break-inside: avoid; } }
+""".strip()

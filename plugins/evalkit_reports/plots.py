@@ -1,0 +1,766 @@
+"""Figures from tidy rows, for the HTML report and the ``png`` / ``svg`` report writers.
+
+Every figure is a :class:`matplotlib.figure.Figure` made directly on an Agg canvas: nothing here
+touches pyplot's global state, so rendering works headless and leaves no figure registered
+anywhere. Which figures exist depends on the rows:
+
+- ``heatmap-…``: each set metric over T-norm (rows) × averaging (columns), one figure per
+  system, representation and similarity that has at least two T-norms;
+- ``bars-…``: systems side by side per metric, one panel per T-norm and averaging, one figure per
+  representation (and similarity), with confidence whiskers when rows carry ``ci_low``/``ci_high``;
+  ``bars-data-metrics`` does the same for metrics that are not set ratios (KL divergence, mAP…);
+- ``sweep-…``: each metric against the swept value, one line per system and component
+  combination, a band for the confidence interval;
+- ``levels-…``: a metric per level (OmAP per λ), one line per system, and each system's difference
+  to the first system (Liu et al., Figure 3);
+- ``agreement``: the matrix of Kendall's τ between the system rankings of the measures.
+
+Large grids are capped (``MAX_*`` below); what was left out is said in :attr:`Gallery.notes`,
+and every value is still in the report's tables.
+
+Output is deterministic: a fixed style (matplotlib's defaults plus :data:`RC`, whatever the user's
+matplotlibrc says), fixed sizes and DPI, no timestamps or software versions in the files, and a
+fixed hash salt for the ids inside SVG files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+from cycler import cycler
+from matplotlib import colormaps
+from matplotlib import style as mpl_style
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from evalkit.pivot import level_differences
+from evalkit.results import Results, Row
+
+#: Resolution of the image files; a page shows them at DISPLAY_DPI, so they stay sharp on HiDPI.
+DPI = 150
+DISPLAY_DPI = 100
+MAX_HEATMAPS = 12
+MAX_BAR_FIGURES = 12
+MAX_BAR_ROWS = 4
+MAX_BAR_COLUMNS = 4
+MAX_SWEEP_FIGURES = 12
+MAX_LEVEL_FIGURES = 8
+MAX_PANELS = 16
+MAX_LINES = 10
+MAX_MEASURES = 30
+MAX_WIDTH = 9.6  # inches: 960 px on the page
+
+#: Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", ":", "-.")
+HEAT = colormaps["viridis"].with_extremes(bad="#d9d9d9")
+DIVERGING = colormaps["RdBu"].with_extremes(bad="#d9d9d9")
+NONE = "—"
+
+RC = {
+    "font.family": "DejaVu Sans",  # shipped with matplotlib: the same glyphs on every machine
+    "font.size": 9,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8.5,
+    "legend.frameon": False,
+    "figure.titlesize": 11,
+    "figure.facecolor": "white",
+    "savefig.facecolor": "white",
+    "axes.prop_cycle": cycler(color=PALETTE),
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "axes.axisbelow": True,
+    "grid.color": "#cccccc",
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.6,
+    "lines.markersize": 4.5,
+    "errorbar.capsize": 2.5,
+    "svg.fonttype": "path",
+    "svg.hashsalt": "evalkit",
+    "path.simplify": True,
+}
+METADATA = {"png": {"Software": None}, "svg": {"Date": None}}
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure to draw: a file-name-safe ``name``, a ``caption`` and ``alt`` text for pages, and
+    ``draw()``, which makes the :class:`Figure` (call it inside :func:`style`)."""
+
+    name: str
+    kind: str  # heatmap, bars, sweep, levels, agreement
+    title: str
+    caption: str
+    alt: str
+    draw: Callable[[], Figure] = field(repr=False, compare=False)
+
+
+@dataclass
+class Gallery:
+    plots: list[Plot]
+    notes: list[str]  # what the caps left out
+
+
+# --- public entry points ---------------------------------------------------------------------
+
+def figures(results: Results) -> list[tuple[str, Figure]]:
+    """Every figure the rows call for, drawn, as ``(name, figure)``; names are stable and safe
+    in file names. The caller owns the figures (``fig.clear()`` frees them; none is registered
+    with pyplot). Save them inside :func:`style` to get exactly the report's files."""
+    with style():
+        return [(plot.name, plot.draw()) for plot in gallery(results).plots]
+
+
+def gallery(results: Results) -> Gallery:
+    """The figures the rows call for, not drawn yet, and notes on what the caps left out."""
+    notes: list[str] = []
+    colours = system_colours(results.rows)
+    plain = [r for r in results.rows if r.class_ is None and r.level is None and r.sweep is None]
+    set_rows = [r for r in plain if r.averaging is not None]
+    data_rows = [r for r in plain if r.averaging is None]
+    sweep_rows = [r for r in results.rows if r.sweep is not None and r.class_ is None and r.level is None]
+    level_rows = [r for r in results.rows if r.level is not None and r.sweep is None and r.class_ is None]
+    plots = [
+        *_heatmaps(set_rows, notes),
+        *_set_bars(set_rows, colours, notes),
+        *_data_bars(data_rows, colours, notes),
+        *_sweeps(sweep_rows, colours, notes),
+        *_levels(level_rows, colours, notes),
+        *_agreement(results, notes),
+    ]
+    return Gallery(_unique_names(plots), notes)
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """matplotlib's defaults (ignoring any matplotlibrc) plus :data:`RC`, for drawing and saving."""
+    with mpl_style.context(["default", RC]):
+        yield
+
+
+def image(plot: Plot, fmt: str) -> bytes:
+    """``plot`` drawn and saved as ``fmt`` ("png" or "svg"), reproducibly; the figure is cleared
+    after saving."""
+    if fmt not in METADATA:
+        raise ValueError(f"figures are written as png or svg, not {fmt!r}")
+    buffer = io.BytesIO()
+    with style():
+        fig = plot.draw()
+        try:
+            fig.savefig(buffer, format=fmt, dpi=DPI, metadata=METADATA[fmt])
+        finally:
+            fig.clear()
+    return buffer.getvalue()
+
+
+def write_images(results: Results, out: Path, fmt: str) -> list[Path]:
+    """One file per figure, ``{out}-{name}.{fmt}``; returns the paths written."""
+    out = Path(out)
+    written = []
+    for plot in gallery(results).plots:
+        path = out.with_name(f"{out.name}-{plot.name}.{fmt}")
+        path.write_bytes(image(plot, fmt))
+        written.append(path)
+    return written
+
+
+def system_colours(rows: Iterable[Row]) -> dict[str, str]:
+    systems = list(dict.fromkeys(r.system for r in rows))
+    return {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(systems)}
+
+
+def strip_swept(row: Row) -> Row:
+    """``row`` with the swept parameter removed from its component's label (``tnorm.p`` turns
+    ``hamacher(p=0.5)`` into ``hamacher``), so the rows of one component across a sweep share
+    their labels."""
+    if row.sweep is None or "." not in row.sweep:
+        return row
+    component, parameter = row.sweep.split(".", 1)
+    attribute = "metric" if component == "metrics" else component
+    label = getattr(row, attribute, None)
+    if not isinstance(label, str):
+        return row
+    stripped = re.sub(rf"(?<=[(,])\s*{re.escape(parameter)}=[^,)]*(,\s*)?", "", label)
+    stripped = re.sub(r",\s*\)$", ")", stripped).replace("()", "")
+    return replace(row, **{attribute: stripped})
+
+
+def label(value: object) -> str:
+    return NONE if value is None else str(value)
+
+
+# --- grouping helpers ------------------------------------------------------------------------
+
+def _group(rows: Iterable[Row], key: Callable[[Row], tuple]) -> dict[tuple, list[Row]]:
+    groups: dict[tuple, list[Row]] = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
+def _distinct(rows: Iterable[Row], attribute: str) -> list:
+    return list(dict.fromkeys(getattr(r, attribute) for r in rows))
+
+
+def _finite(values: Iterable[float | None]) -> list[float]:
+    return [v for v in values if v is not None and not math.isnan(v)]
+
+
+def _unit(rows: Sequence[Row]) -> bool:
+    """All values (and bounds) in [0, 1]: the axis can be fixed to 0–1."""
+    values = _finite(v for r in rows for v in (r.value, r.ci_low, r.ci_high))
+    return bool(values) and min(values) >= 0 and max(values) <= 1
+
+
+def _has_ci(rows: Iterable[Row]) -> bool:
+    return any(r.ci_low is not None and r.ci_high is not None for r in rows)
+
+
+def _join(parts: Iterable[object]) -> str:
+    return " · ".join(str(p) for p in parts if p is not None)
+
+
+def _words(values: Sequence[object]) -> str:
+    values = [label(v) for v in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _slug(*parts: object) -> str:
+    text = "-".join(str(p) for p in parts if p is not None)
+    slug = re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-.") or "figure"
+    if len(slug) > 60:  # long parameter lists: keep a readable start, stay unique
+        slug = slug[:50].rstrip("-.") + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+    return slug
+
+
+def _unique_names(plots: list[Plot]) -> list[Plot]:
+    seen: dict[str, int] = {}
+    out = []
+    for plot in plots:
+        count = seen.get(plot.name, 0) + 1
+        seen[plot.name] = count
+        out.append(plot if count == 1 else replace(plot, name=f"{plot.name}-{count}"))
+    return out
+
+
+def _cap(items: list, limit: int, what: str, notes: list[str], rest: str) -> list:
+    if len(items) > limit:
+        notes.append(f"{what}: the first {limit} of {len(items)} are drawn; {rest}")
+        return items[:limit]
+    return items
+
+
+# --- drawing helpers -------------------------------------------------------------------------
+
+def _figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(min(width, MAX_WIDTH), height), dpi=DISPLAY_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _axes_grid(fig: Figure, n: int, ncols: int, **kwargs) -> list:
+    nrows = math.ceil(n / ncols)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kwargs).ravel().tolist()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    for ax in axes[max(n - ncols, 0):n]:  # above an empty slot, shared x ticks still need labels
+        ax.tick_params(labelbottom=True)
+    return axes[:n]
+
+
+def _text_colour(rgba: Sequence[float]) -> str:
+    r, g, b = rgba[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "undef."
+    return f"{value:.3f}" if abs(value) < 100 else f"{value:.4g}"
+
+
+def _rotate_if_long(ax, labels: Sequence[str], room: float) -> None:
+    """Tilt the x tick labels when they would not fit side by side in ``room`` inches."""
+    if sum(len(s) for s in labels) * 0.075 > room:
+        for tick in ax.get_xticklabels():
+            tick.set_rotation(30)
+            tick.set_horizontalalignment("right")
+            tick.set_rotation_mode("anchor")
+
+
+def _mark_flat_bars(ax, bars: list[tuple[float, float]]) -> None:
+    """Write the value of bars too short to see (a 0 looks like a missing bar otherwise)."""
+    low, high = ax.get_ylim()
+    for x, value in bars:
+        if math.isnan(value) or abs(value) <= 0.01 * (high - low):
+            ax.text(x, 0, _number(value).rstrip("0").rstrip(".") or "0", ha="center", va="bottom",
+                    fontsize=6.5, color="#444444")
+
+
+def _errorbars(ax, xs: Sequence[float], rows: Sequence[Row | None]) -> None:
+    points = [(x, r) for x, r in zip(xs, rows) if r is not None and r.ci_low is not None and r.ci_high is not None]
+    if not points:
+        return
+    x = [p[0] for p in points]
+    y = [p[1].value for p in points]
+    low = [max(p[1].value - p[1].ci_low, 0) for p in points]
+    high = [max(p[1].ci_high - p[1].value, 0) for p in points]
+    ax.errorbar(x, y, yerr=[low, high], fmt="none", ecolor="#222222", elinewidth=0.9, zorder=3)
+
+
+# --- (a) heatmaps: T-norm × averaging per system ---------------------------------------------
+
+def _heatmaps(rows: list[Row], notes: list[str]) -> list[Plot]:
+    groups = _group(rows, lambda r: (r.system, r.representation, r.similarity))
+    eligible = [(key, g) for key, g in groups.items() if len(_distinct(g, "tnorm")) >= 2]
+    eligible = _cap(eligible, MAX_HEATMAPS, "Heatmaps (T-norm × averaging)", notes,
+                    "the tables hold every value")
+    plots = []
+    for (system, representation, similarity), group in eligible:
+        metrics = _distinct(group, "metric")
+        tnorms, averagings = _distinct(group, "tnorm"), _distinct(group, "averaging")
+        where = _join([representation, similarity])
+        title = f"{system} — {where}" if where else system
+        plots.append(Plot(
+            name=_slug("heatmap", system, representation, similarity),
+            kind="heatmap",
+            title=title,
+            caption=(f"{_words(metrics)} of {system}"
+                     + (f" ({where})" if where else "")
+                     + " for each T-norm (rows) and averaging (columns). Lighter is higher; "
+                     "grey cells are undefined (0/0)."),
+            alt=(f"Heatmaps of {_words(metrics)} for system {system}"
+                 + (f", {where}" if where else "")
+                 + f": rows are the T-norms {_words(tnorms)}, columns the averagings "
+                 f"{_words(averagings)}, each cell annotated with its value."),
+            draw=lambda group=group, title=title: _draw_heatmap(title, group),
+        ))
+    return plots
+
+
+def _draw_heatmap(title: str, rows: list[Row]) -> Figure:
+    metrics = _distinct(rows, "metric")[:MAX_PANELS]
+    tnorms, averagings = _distinct(rows, "tnorm"), _distinct(rows, "averaging")
+    cells = {(r.metric, r.tnorm, r.averaging): r.value for r in rows}
+    unit = _unit(rows)
+    ncols = min(len(metrics), 4)
+    nrows = math.ceil(len(metrics) / ncols)
+    tick_room = max(len(label(t)) for t in tnorms) * 0.065 + 0.2
+    cell_w = max(0.62, max(len(label(a)) for a in averagings) * 0.075)
+    width = ncols * (len(averagings) * cell_w + 0.25) + tick_room + (1.0 if unit else 0.9 * ncols)
+    height = nrows * (len(tnorms) * 0.42 + 1.0) + 0.45
+    fig = _figure(max(width, 4.0), height)
+    axes = _axes_grid(fig, len(metrics), ncols, sharey=True)
+    norm = Normalize(0.0, 1.0) if unit else None
+    image = None
+    for i, (ax, metric) in enumerate(zip(axes, metrics)):
+        grid = np.array([[cells.get((metric, t, a), np.nan) for a in averagings] for t in tnorms], float)
+        present = np.array([[(metric, t, a) in cells for a in averagings] for t in tnorms])
+        finite = grid[np.isfinite(grid)]
+        panel_norm = norm or Normalize(*(finite.min(), finite.max()) if finite.size else (0, 1))
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=HEAT, norm=panel_norm, aspect="auto")
+        for (y, x), value in np.ndenumerate(grid):
+            if not present[y, x]:
+                continue
+            colour = "black" if math.isnan(value) else _text_colour(HEAT(panel_norm(value)))
+            ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8)
+        ax.set_xticks(range(len(averagings)), [label(a) for a in averagings])
+        ax.set_yticks(range(len(tnorms)), [label(t) for t in tnorms])
+        ax.tick_params(length=0)
+        ax.grid(False)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        ax.set_title(metric)
+        ax.set_xlabel("averaging")
+        if i % ncols == 0:
+            ax.set_ylabel("T-norm")
+        if not unit:
+            fig.colorbar(image, ax=ax, shrink=0.9)
+    if unit and image is not None:
+        fig.colorbar(image, ax=axes, shrink=0.9, label="value", ticks=np.linspace(0, 1, 6))
+    fig.suptitle(title)
+    return fig
+
+
+# --- (b) grouped bars: systems × metrics ------------------------------------------------------
+
+def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
+    """One panel per (representation, similarity, T-norm) and averaging: panel rows are the
+    component combinations, panel columns the averagings, at most MAX_BAR_ROWS rows a figure."""
+    combos = list(_group(rows, lambda r: (r.representation, r.similarity, r.tnorm)).items())
+    chunks = [combos[i:i + MAX_BAR_ROWS] for i in range(0, len(combos), MAX_BAR_ROWS)]
+    chunks = _cap(chunks, MAX_BAR_FIGURES, "Bar charts of the set metrics", notes, "the tables hold every value")
+    plots = []
+    for n, chunk in enumerate(chunks, start=1):
+        group = [r for _, combo in chunk for r in combo]
+        systems, metrics, averagings = _distinct(group, "system"), _distinct(group, "metric"), _distinct(group, "averaging")
+        names = [_join(key) for key, _ in chunk]
+        if len(averagings) > MAX_BAR_COLUMNS and n == 1:
+            notes.append(f"Bar charts of the set metrics: the first {MAX_BAR_COLUMNS} of {len(averagings)} "
+                         "averagings are drawn; the tables hold every value.")
+        ci = " Whiskers: confidence intervals." if _has_ci(group) else ""
+        title = "Set metrics" if len(chunks) == 1 else f"Set metrics ({n} of {len(chunks)})"
+        plots.append(Plot(
+            name="bars" if len(chunks) == 1 else f"bars-{n}",
+            kind="bars",
+            title=title,
+            caption=(f"{_words(metrics)} of each system: one row of panels per component combination "
+                     f"({_words(names)}), one column per averaging ({_words(averagings)}).{ci}"),
+            alt=(f"Grouped bar charts: bars for the systems {_words(systems)} side by side for each of "
+                 f"{_words(metrics)}; panel rows {_words(names)}; panel columns {_words(averagings)}"
+                 + (", with confidence-interval whiskers." if ci else ".")),
+            draw=lambda chunk=chunk, title=title: _draw_set_bars(title, chunk, colours),
+        ))
+    return plots
+
+
+def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: dict[str, str]) -> Figure:
+    rows = [r for _, combo in combos for r in combo]
+    systems, metrics, averagings = _distinct(rows, "system"), _distinct(rows, "metric"), _distinct(rows, "averaging")
+    averagings = averagings[:MAX_BAR_COLUMNS]
+    ncols, nrows = len(averagings), len(combos)
+    panel_w = max(2.3, len(metrics) * (len(systems) * 0.2 + 0.3) + 0.5)
+    longest = max(len(_join(key)) for key, _ in combos)
+    fig = _figure(ncols * panel_w + 1.5 + min(longest, 28) * 0.06, nrows * 2.0 + 0.6)
+    unit = _unit(rows)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=unit, sharex=True)
+    width = 0.8 / len(systems)
+    x = np.arange(len(metrics))
+    for i, (key, combo) in enumerate(combos):
+        cells = {(r.averaging, r.system, r.metric): r for r in combo}
+        for j, averaging in enumerate(averagings):
+            ax = axes[i, j]
+            drawn = []
+            for k, system in enumerate(systems):
+                found = [cells.get((averaging, system, m)) for m in metrics]
+                xs = x + (k - (len(systems) - 1) / 2) * width
+                ax.bar(xs, [r.value if r else np.nan for r in found], width, color=colours[system],
+                       label=system, edgecolor="white", linewidth=0.4)
+                _errorbars(ax, xs, found)
+                drawn += [(xi, r.value) for xi, r in zip(xs, found) if r is not None]
+            ax.set_xticks(x, metrics)
+            if i == 0:
+                ax.set_title(averaging, fontweight="bold")
+            if j == 0:
+                ax.set_ylabel(_wrap(_join(key), 18))
+            if unit:
+                ax.set_ylim(0, 1.04)
+            elif any(r.value < 0 for r in combo if not math.isnan(r.value)):
+                ax.axhline(0, color="#444444", linewidth=0.8)
+            _mark_flat_bars(ax, drawn)
+    for ax in axes[-1]:
+        _rotate_if_long(ax, metrics, panel_w)
+    handles = [Patch(facecolor=colours[s], label=s) for s in systems]
+    fig.legend(handles=handles, title="system", loc="outside right upper")
+    fig.suptitle(title)
+    return fig
+
+
+def _wrap(text: str, width: int) -> str:
+    """Break a long axis label at its " · " separators."""
+    parts, lines = text.split(" · "), [""]
+    for part in parts:
+        if lines[-1] and len(lines[-1]) + len(part) + 3 > width:
+            lines.append(part)
+        else:
+            lines[-1] = f"{lines[-1]} · {part}" if lines[-1] else part
+    return "\n".join(lines)
+
+
+def _data_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
+    if not rows:
+        return []
+    panels = list(_group(rows, lambda r: (r.metric, r.representation, r.similarity, r.tnorm)))
+    if len(panels) > MAX_PANELS:
+        notes.append(f"Bar chart of the data metrics: the first {MAX_PANELS} of {len(panels)} panels are drawn.")
+    names = [_join(p) for p in panels[:MAX_PANELS]]
+    systems = _distinct(rows, "system")
+    ci = " Whiskers: confidence intervals." if _has_ci(rows) else ""
+    return [Plot(
+        name="bars-data-metrics",
+        kind="bars",
+        title="Data metrics",
+        caption=f"Metrics computed on the raw data ({_words(names)}), one panel each, a bar per system.{ci}",
+        alt=(f"Bar charts, one panel per metric ({_words(names)}), each with one bar per system "
+             f"({_words(systems)})" + (", with confidence-interval whiskers." if ci else ".")),
+        draw=lambda: _draw_data_bars(rows, colours),
+    )]
+
+
+def _draw_data_bars(rows: list[Row], colours: dict[str, str]) -> Figure:
+    systems = _distinct(rows, "system")
+    panels = list(_group(rows, lambda r: (r.metric, r.representation, r.similarity, r.tnorm)).items())[:MAX_PANELS]
+    ncols = min(len(panels), 4)
+    nrows = math.ceil(len(panels) / ncols)
+    panel_w = max(2.0, len(systems) * 0.45 + 0.8)
+    fig = _figure(ncols * panel_w + 0.4, nrows * 2.5 + 0.5)
+    axes = _axes_grid(fig, len(panels), ncols)
+    x = np.arange(len(systems))
+    for ax, (key, panel) in zip(axes, panels):
+        cells = {r.system: r for r in panel}
+        found = [cells.get(s) for s in systems]
+        ax.bar(x, [r.value if r else np.nan for r in found], 0.7, color=[colours[s] for s in systems])
+        _errorbars(ax, x, found)
+        ax.set_xticks(x, systems)
+        _rotate_if_long(ax, systems, panel_w)
+        ax.set_title(_join(key))
+        if _unit(panel):
+            ax.set_ylim(0, 1.04)
+        elif any(r.value < 0 for r in panel if not math.isnan(r.value)):
+            ax.axhline(0, color="#444444", linewidth=0.8)
+        _mark_flat_bars(ax, [(xi, r.value) for xi, r in zip(x, found) if r is not None])
+    fig.suptitle("Data metrics")
+    return fig
+
+
+# --- (c) sweeps -------------------------------------------------------------------------------
+
+def _sweeps(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
+    rows = [strip_swept(r) for r in rows]
+    groups = list(_group(rows, lambda r: (r.sweep,)).items())
+    groups = _cap(groups, MAX_SWEEP_FIGURES, "Sweep plots", notes, "the tables hold every value")
+    plots = []
+    for (sweep,), group in groups:
+        panels = list(_group(group, lambda r: (r.metric, r.averaging)))
+        lines = _group(group, _line_key)
+        metrics = _distinct(group, "metric")
+        if len(panels) > MAX_PANELS:
+            notes.append(f"Sweep over {sweep}: the first {MAX_PANELS} of {len(panels)} metric × averaging "
+                         "panels are drawn.")
+        values = sorted({r.sweep_value for r in group if r.sweep_value is not None})
+        if len(lines) > MAX_LINES:
+            notes.append(f"Sweep over {sweep}: the first {MAX_LINES} of {len(lines)} lines per panel are drawn.")
+        labels = _line_labels(list(lines))
+        ci = " Bands: confidence intervals." if _has_ci(group) else ""
+        plots.append(Plot(
+            name=_slug("sweep", sweep),
+            kind="sweep",
+            title=f"Sweep over {sweep}",
+            caption=(f"{_words(metrics)} against {sweep} (from {values[0]:g} to {values[-1]:g}), one line "
+                     f"per system and component combination, one panel per metric"
+                     f"{' and averaging' if any(a for _, a in panels) else ''}.{ci}") if values else
+                    f"{_words(metrics)} against {sweep}.",
+            alt=(f"Line charts of {_words(metrics)} against {sweep}, with {len(values)} values on the x axis "
+                 f"and lines for {_words(labels[:MAX_LINES])}."),
+            draw=lambda group=group, sweep=sweep: _draw_sweep(sweep, group, colours),
+        ))
+    return plots
+
+
+def _line_key(row: Row) -> tuple:
+    return (row.system, row.representation, row.similarity, row.tnorm)
+
+
+def _line_labels(keys: list[tuple]) -> list[str]:
+    """Name each line by the fields that tell it apart (the system when nothing does)."""
+    varying = [i for i in range(4) if len({k[i] for k in keys}) > 1] or [0]
+    return [_join(k[i] for i in varying) or NONE for k in keys]
+
+
+def _draw_sweep(sweep: str, rows: list[Row], colours: dict[str, str]) -> Figure:
+    panels = list(_group(rows, lambda r: (r.metric, r.averaging)).items())[:MAX_PANELS]
+    keys = list(_group(rows, _line_key))[:MAX_LINES]
+    labels = dict(zip(keys, _line_labels(keys)))
+    several = len({k[0] for k in keys}) > 1
+    styles = {}
+    for k in keys:  # colour by system, line style and marker by the rest
+        n = sum(1 for other in styles if other[0] == k[0]) if several else len(styles)
+        colour = colours[k[0]] if several else PALETTE[n % len(PALETTE)]
+        styles[k] = dict(color=colour, linestyle=LINESTYLES[n % len(LINESTYLES)] if several else "-",
+                         marker=MARKERS[n % len(MARKERS)])
+    ncols = min(len(panels), 3)
+    nrows = math.ceil(len(panels) / ncols)
+    legend_w = min(3.0, max(len(s) for s in labels.values()) * 0.07 + 0.6)
+    panel_w, panel_h = {1: (5.6, 3.6), 2: (3.8, 3.0)}.get(ncols, (3.0, 2.5))
+    fig = _figure(ncols * panel_w + legend_w, nrows * panel_h + 0.5)
+    points = max(len({r.sweep_value for r in rows}), 1)
+    every = max(1, round(points / 12))  # markers tell the lines apart; dense sweeps get fewer
+    unit = _unit(rows)
+    axes = _axes_grid(fig, len(panels), ncols, sharex=True)
+    for i, (ax, ((metric, averaging), panel)) in enumerate(zip(axes, panels)):
+        by_line = _group(panel, _line_key)
+        for key in keys:
+            line = sorted((r for r in by_line.get(key, []) if r.sweep_value is not None), key=lambda r: r.sweep_value)
+            if not line:
+                continue
+            xs = [r.sweep_value for r in line]
+            ax.plot(xs, [r.value for r in line], label=labels[key], markevery=every, **styles[key])
+            if _has_ci(line):
+                banded = [r for r in line if r.ci_low is not None and r.ci_high is not None]
+                ax.fill_between([r.sweep_value for r in banded], [r.ci_low for r in banded],
+                                [r.ci_high for r in banded], color=styles[key]["color"], alpha=0.15, linewidth=0)
+        ax.set_title(_join([metric, averaging]))
+        if i >= len(panels) - ncols:  # the bottom panel of each column
+            ax.set_xlabel(sweep)
+        ax.grid(True, axis="both")
+        if unit:
+            ax.set_ylim(-0.02, 1.02)
+        if i % ncols == 0:
+            ax.set_ylabel("value")
+    handles = [Line2D([], [], label=labels[k], **styles[k]) for k in keys]
+    fig.legend(handles=handles, loc="outside right upper")
+    fig.suptitle(f"Sweep over {sweep}")
+    return fig
+
+
+# --- (d) per-level curves (OmAP per λ) --------------------------------------------------------
+
+def _levels(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
+    groups = list(_group(rows, lambda r: (r.metric, r.representation, r.similarity, r.tnorm, r.averaging)).items())
+    groups = _cap(groups, MAX_LEVEL_FIGURES, "Per-level plots", notes, "the per-level table holds every value")
+    plots = []
+    for key, group in groups:
+        what = _join(key)
+        systems = _distinct(group, "system")
+        levels = sorted({r.level for r in group})
+        diff = f", and each system's difference to {systems[0]} (right)" if len(systems) > 1 else ""
+        plots.append(Plot(
+            name=_slug("levels", *key),
+            kind="levels",
+            title=f"{what} per level",
+            caption=f"{what} at each level ({levels[0]}–{levels[-1]}), one line per system (left){diff}.",
+            alt=(f"Line chart of {what} against the level from {levels[0]} to {levels[-1]} for "
+                 f"{_words(systems)}" + (f"; a second chart shows each system minus {systems[0]}." if diff else ".")),
+            draw=lambda group=group, what=what: _draw_levels(what, group, colours),
+        ))
+    return plots
+
+
+def _draw_levels(what: str, rows: list[Row], colours: dict[str, str]) -> Figure:
+    systems = _distinct(rows, "system")
+    differences = level_differences(rows) if len(systems) > 1 else []
+    fig = _figure(9.0 if differences else 5.6, 3.4)
+    axes = _axes_grid(fig, 2 if differences else 1, 2 if differences else 1)
+    for n, system in enumerate(systems):
+        line = sorted((r for r in rows if r.system == system), key=lambda r: r.level)
+        xs = [r.level for r in line]
+        axes[0].plot(xs, [r.value for r in line], color=colours[system], marker=MARKERS[n % len(MARKERS)], label=system)
+        if _has_ci(line):
+            banded = [r for r in line if r.ci_low is not None and r.ci_high is not None]
+            axes[0].fill_between([r.level for r in banded], [r.ci_low for r in banded], [r.ci_high for r in banded],
+                                 color=colours[system], alpha=0.15, linewidth=0)
+    axes[0].set_title(what)
+    axes[0].set_ylabel(rows[0].metric)
+    if differences:
+        first = systems[0]
+        axes[1].axhline(0, color="#444444", linewidth=0.8)
+        for n, system in enumerate(systems[1:], start=1):
+            name = f"{system} − {first}"
+            line = sorted((r for r in differences if r.system == name), key=lambda r: r.level)
+            axes[1].plot([r.level for r in line], [r.value for r in line], color=colours[system],
+                         marker=MARKERS[n % len(MARKERS)], label=name)
+        axes[1].set_title(f"difference to {first}")
+        axes[1].set_ylabel(f"system − {first}")
+    for ax in axes:
+        ax.set_xlabel("level λ")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(True, axis="both")
+    handles = [Line2D([], [], color=colours[s], marker=MARKERS[n % len(MARKERS)], label=s) for n, s in enumerate(systems)]
+    fig.legend(handles=handles, title="system", loc="outside right upper")
+    return fig
+
+
+# --- (e) rank agreement -----------------------------------------------------------------------
+
+def _agreement(results: Results, notes: list[str]) -> list[Plot]:
+    measures = list(dict.fromkeys(m for a in results.agreement for m in (a.measure_a, a.measure_b)))
+    if len(measures) < 2:
+        return []
+    if len(measures) > MAX_MEASURES:
+        chosen, fixed = _narrow(measures)
+        which = f"those with {fixed}" if fixed else "the first ones"
+        notes.append(f"Kendall τ matrix: {len(chosen)} of {len(measures)} measures are drawn ({which}); "
+                     "the agreement table holds every pair.")
+        measures = chosen
+    counts = sorted({a.n_systems for a in results.agreement})
+    systems = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    return [Plot(
+        name="agreement",
+        kind="agreement",
+        title="Rank agreement",
+        caption=(f"Kendall's τ between the system rankings of each pair of measures ({systems} systems): "
+                 "1 ranks the systems identically, −1 in reverse. Blue agrees, red disagrees."),
+        alt=(f"Symmetric matrix heatmap of Kendall's tau between {len(measures)} measures "
+             f"({_words(measures)}), values from −1 (red) to 1 (blue), annotated."),
+        draw=lambda: _draw_agreement(results, measures),
+    )]
+
+
+def _narrow(measures: list[str]) -> tuple[list[str], str]:
+    """At most MAX_MEASURES measures for the τ matrix: measures named ``a · b · c`` are narrowed to
+    those sharing the first measure's last parts (its metric, then its averaging…), so that the
+    matrix compares like with like (e.g. every T-norm at micro F1); otherwise the first ones."""
+    split = [m.split(" · ") for m in measures]
+    chosen, fixed = list(range(len(measures))), []
+    if len({len(parts) for parts in split}) == 1:
+        for i in reversed(range(len(split[0]))):
+            if len(chosen) <= MAX_MEASURES:
+                break
+            value = split[chosen[0]][i]
+            narrowed = [j for j in chosen if split[j][i] == value]
+            if len(narrowed) >= 2 and len(narrowed) < len(chosen):
+                chosen, fixed = narrowed, [value, *fixed]
+    return [measures[j] for j in chosen[:MAX_MEASURES]], " · ".join(fixed)
+
+
+def _draw_agreement(results: Results, measures: list[str]) -> Figure:
+    index = {m: i for i, m in enumerate(measures)}
+    n = len(measures)
+    matrix = np.full((n, n), np.nan)
+    np.fill_diagonal(matrix, 1.0)
+    for a in results.agreement:
+        if a.measure_a in index and a.measure_b in index:
+            i, j = index[a.measure_a], index[a.measure_b]
+            matrix[i, j] = matrix[j, i] = a.tau
+    shared, names = _common_parts(measures)
+    longest = max(len(m) for m in names)
+    side = min(max(2.0 + 0.42 * n + longest * 0.065, 4.5), MAX_WIDTH - 1.2)
+    fig = _figure(side + 1.2, side)
+    ax = fig.subplots()
+    image = ax.imshow(np.ma.masked_invalid(matrix), cmap=DIVERGING, vmin=-1, vmax=1)
+    if n <= 16:
+        for (i, j), tau in np.ndenumerate(matrix):
+            if not math.isnan(tau):
+                ax.text(j, i, f"{tau:.2f}", ha="center", va="center", fontsize=7.5,
+                        color=_text_colour(DIVERGING((tau + 1) / 2)))
+    ax.set_xticks(range(n), names, rotation=40, ha="right", rotation_mode="anchor")
+    ax.set_yticks(range(n), names)
+    ax.tick_params(length=0)
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    fig.colorbar(image, ax=ax, shrink=0.8, label="Kendall's τ", ticks=[-1, -0.5, 0, 0.5, 1])
+    ax.set_title("Kendall's τ between system rankings" + (f"\n(all {shared})" if shared else ""))
+    return fig
+
+
+def _common_parts(measures: list[str]) -> tuple[str, list[str]]:
+    """Measures named ``a · b · c``: the parts every measure shares in the same place (said once,
+    in the title), and each name without them."""
+    split = [m.split(" · ") for m in measures]
+    if len({len(parts) for parts in split}) != 1 or len(split[0]) < 2:
+        return "", measures
+    same = [i for i in range(len(split[0])) if len({parts[i] for parts in split}) == 1]
+    if len(same) == len(split[0]):
+        return "", measures
+    names = [" · ".join(p for i, p in enumerate(parts) if i not in same) for parts in split]
+    return " · ".join(split[0][i] for i in same), names
