@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -89,7 +90,12 @@ def run(
         scored.comparisons, scored.agreement, provenance,
     )
     if write_reports and cfg.report:
-        write_report(results, cfg.report.formats, loaded.base / cfg.report.out, registry, loaded.where("report", "formats"))
+        if progress:
+            progress.start("writing reports", len(cfg.report.formats))
+        written = write_report(
+            results, cfg.report.formats, loaded.base / cfg.report.out, registry, loaded.where("report", "formats"), progress
+        )
+        results.reports = [os.path.relpath(os.path.normpath(path)) for path in written]
     return results
 
 
@@ -98,15 +104,21 @@ def _describe_value(value: Any) -> str:
     return f"<{type(value).__name__} of shape {getattr(value, 'shape', '?')}>"
 
 
-def write_report(results: Results, formats: Sequence[str], out: Path, registry: Registry, where: str = "") -> list[Path]:
+def write_report(
+    results: Results, formats: Sequence[str], out: Path, registry: Registry, where: str = "",
+    progress: Progress | None = None,
+) -> list[Path]:
+    """Write the report files of ``formats`` (``out`` plus each writer's suffix); their paths."""
     writers = [registry.create("report_writer", name, where) for name in formats]
     out.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for writer in writers:
         if hasattr(writer, "write"):  # writers of several files (one image per plot)
             written += writer.write(results, out)
-            continue
-        path = out.with_name(out.name + writer.suffix)
-        path.write_text(writer.render(results), encoding="utf-8")
-        written.append(path)
+        else:
+            path = out.with_name(out.name + writer.suffix)
+            path.write_text(writer.render(results), encoding="utf-8")
+            written.append(path)
+        if progress:
+            progress.advance(1)
     return written

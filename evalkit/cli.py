@@ -77,6 +77,8 @@ def run(config: Path, fmt: str, quiet: bool) -> None:
     else:
         writer = default_registry().create("report_writer", fmt)
         click.echo(writer.render(results), nl=False)
+    if results.reports:
+        click.echo(f"wrote {', '.join(results.reports)}", err=True)
 
 
 class _Bar:
@@ -86,7 +88,7 @@ class _Bar:
         self.bar, self.task = bar, None
 
     def start(self, label: str, total: int) -> None:
-        self.task = self.bar.add_task(f"evaluating {label}", total=total)
+        self.task = self.bar.add_task(label, total=total)
 
     def advance(self, rows: int) -> None:
         self.bar.advance(self.task, rows)

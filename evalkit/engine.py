@@ -132,7 +132,7 @@ def score_system(
     """Every value for one system: each combination of the axes, then the data metrics. With
     ``keep``, each combination's whole per-sample table is kept there (for resampling)."""
     if progress:
-        progress.start(system, plan.work(len(reference)))
+        progress.start(f"evaluating {system}", plan.work(len(reference)))
     checking = [s.obj for s in plan.similarities if hasattr(s.obj, "check")]
     if checking and isinstance(reference, ItemSets):
         samples = {**reference.by_sample("reference"), **prediction.by_sample(system)}

@@ -116,6 +116,7 @@ class Results:
     comparisons: list[Comparison] = field(default_factory=list)
     agreement: list[Agreement] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    reports: list[str] = field(default_factory=list)  # the report files written (not a result)
 
     def as_dict(self) -> dict[str, Any]:
         from evalkit import __version__
