@@ -164,22 +164,25 @@ def sweep_plan(
     cfg: RunConfig, registry: Registry, where, base: Path, plan: Plan, sweep: SweepConfig, value: float,
 ) -> Plan:
     """The plan with the swept parameter set to ``value`` on every component of the field that
-    has it; components keep their labels as written (so a line of a sweep plot is one label)."""
+    has it; labels are as written less that parameter (so a line of a sweep plot is one label)."""
     if sweep.vary == "offset":
         return plan
     field_name, parameter = sweep.vary.split(".")
     kind, attribute = FIELDS[field_name]
     specs = as_list(getattr(cfg, field_name))
-    changed = []
+    changed, accepting = [], 0
     for spec in specs:
         name = spec if isinstance(spec, str) else spec["name"]
         accepts = parameter in registry.entry(kind, name, where(field_name)).cls.Params.model_fields
+        accepting += accepts
         changed.append({**({"name": spec} if isinstance(spec, str) else spec), parameter: value} if accepts else spec)
-    if changed == specs:
+    if not accepting:
         names = ", ".join(s if isinstance(s, str) else s["name"] for s in specs) or "(none)"
         raise ConfigError(f"{where('sweep', 'vary')}: no {kind} of this config has a parameter {parameter!r} ({names})")
     components = resolve(registry, kind, changed, lambda i: where("sweep", "vary"), base)
-    relabelled = [Component(label_of(spec), c.obj) for spec, c in zip(specs, components)]
+    # Labels as written, less the swept parameter (its value is the row's sweep_value).
+    labels = [label_of({k: v for k, v in spec.items() if k != parameter} if isinstance(spec, dict) else spec) for spec in specs]
+    relabelled = [Component(label, c.obj) for label, c in zip(labels, components)]
     return replace(plan, **{attribute: relabelled})
 
 

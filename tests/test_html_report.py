@@ -223,14 +223,6 @@ def test_figure_names_are_stable_unique_and_safe_in_file_names():
         fig.clear()
 
 
-def test_sweep_labels_drop_the_swept_parameter():
-    row = Row("s", "fuzzy", None, "hamacher(p=0.5)", "micro", "f1", 0.5, sweep="tnorm.p", sweep_value=0.5)
-    assert plots.strip_swept(row).tnorm == "hamacher"
-    assert plots.strip_swept(replace(row, tnorm="x(q=1, p=0.5)")).tnorm == "x(q=1)"
-    assert plots.strip_swept(replace(row, tnorm="x(p=0.5, q=1)")).tnorm == "x(q=1)"
-    assert plots.strip_swept(replace(row, sweep="offset")).tnorm == "hamacher(p=0.5)"
-
-
 def test_big_grids_are_capped_and_say_so(monkeypatch):
     rows = [Row(f"system{i}", rep, None, tnorm, averaging, metric, 0.5)
             for i in range(10) for rep in ("fuzzy", "fuzzy_b")

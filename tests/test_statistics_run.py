@@ -219,9 +219,9 @@ def test_figure1_sweep_peaks_at_one_for_no_offset(root: Path):
 
 
 def test_a_parameter_sweep_keeps_the_component_label():
-    results = run(tnorm=["hamacher", "minimum"], averaging="micro", metrics=["f1"],
-                  sweep={"vary": "tnorm.p", "values": [0.0, 1.0, 5.0]})
-    hamacher = [r for r in results.rows if r.tnorm == "hamacher" and r.system == "good"]
+    results = run(tnorm=[{"name": "hamacher", "p": 1.0}, "minimum"], averaging="micro", metrics=["f1"],
+                  sweep={"vary": "tnorm.p", "values": [0.0, 1.0, 5.0]})  # 1.0: the value as written too
+    hamacher = [r for r in results.rows if r.tnorm == "hamacher" and r.system == "good"]  # p is the sweep value
     minimum = [r for r in results.rows if r.tnorm == "minimum" and r.system == "good"]
     assert [r.sweep_value for r in hamacher] == [0.0, 1.0, 5.0] and len({r.value for r in hamacher}) == 3
     assert len({r.value for r in minimum}) == 1  # no parameter p: unchanged
@@ -270,3 +270,9 @@ def test_reports_are_reproducible_and_record_their_inputs(root: Path, tmp_path: 
     reference = root / "configs" / "data" / "quickstart" / "reference.csv"
     assert files["data/quickstart/reference.csv"]["sha256"] == hashlib.sha256(reference.read_bytes()).hexdigest()
     assert first["provenance"]["config_text"] == text
+
+
+def test_a_swept_parameter_leaves_the_label_as_written():
+    results = run(tnorm=[{"name": "yager", "p": 3.0}, {"name": "hamacher", "p": 0.5}], averaging="micro",
+                  metrics=["f1"], sweep={"vary": "tnorm.p", "values": [0.5, 2.0]})
+    assert {r.tnorm for r in results.rows} == {"yager", "hamacher"}

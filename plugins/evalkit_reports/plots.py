@@ -188,22 +188,6 @@ def system_colours(rows: Iterable[Row]) -> dict[str, str]:
     return {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(systems)}
 
 
-def strip_swept(row: Row) -> Row:
-    """``row`` with the swept parameter removed from its component's label (``tnorm.p`` turns
-    ``hamacher(p=0.5)`` into ``hamacher``), so the rows of one component across a sweep share
-    their labels."""
-    if row.sweep is None or "." not in row.sweep:
-        return row
-    component, parameter = row.sweep.split(".", 1)
-    attribute = "metric" if component == "metrics" else component
-    label = getattr(row, attribute, None)
-    if not isinstance(label, str):
-        return row
-    stripped = re.sub(rf"(?<=[(,])\s*{re.escape(parameter)}=[^,)]*(,\s*)?", "", label)
-    stripped = re.sub(r",\s*\)$", ")", stripped).replace("()", "")
-    return replace(row, **{attribute: stripped})
-
-
 def label(value: object) -> str:
     return NONE if value is None else str(value)
 
@@ -535,7 +519,6 @@ def _draw_data_bars(rows: list[Row], colours: dict[str, str]) -> Figure:
 # --- (c) sweeps -------------------------------------------------------------------------------
 
 def _sweeps(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
-    rows = [strip_swept(r) for r in rows]
     groups = list(_group(rows, lambda r: (r.sweep,)).items())
     groups = _cap(groups, MAX_SWEEP_FIGURES, "Sweep plots", notes, "the tables hold every value")
     plots = []
