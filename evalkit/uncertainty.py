@@ -131,13 +131,11 @@ def jackknife_across_runs(runs: Sequence[Values], level: float) -> tuple[Values,
     """(mean, low, high) of every value across a system's runs (Harju & Mesaros report the
     jackknife mean and its 95% interval over ten runs)."""
 
-    def interval(stacked: np.ndarray, which: int) -> Any:
-        flat = stacked.reshape(len(stacked), -1)
-        out = np.array([stats.jackknife_interval(flat[:, j], level)[which] for j in range(flat.shape[1])])
-        return _scalar(out.reshape(stacked.shape[1:]))
-
     stacked = stack(runs)
-    return tuple(tree_map(lambda s, w=which: interval(s, w), stacked) for which in range(3))  # type: ignore[return-value]
+    mean, low, high = (
+        tree_map(lambda s, w=which: _scalar(stats.jackknife_interval(s, level)[w]), stacked) for which in range(3)
+    )
+    return mean, low, high
 
 
 # ---------------------------------------------------------------------------------- paired tests
