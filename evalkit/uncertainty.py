@@ -210,8 +210,15 @@ def _stack_rows(first: Any, second: Any) -> Any:
 
 
 def rank_agreement(rows: Sequence[Row], lower_is_better: set[str]) -> list[Agreement]:
-    """Kendall's τ between the system rankings of every pair of single-number measures that
-    every system has, each oriented so that higher is better."""
+    """Kendall's τ between the system rankings of pairs of single-number measures that every
+    system has, each oriented so that higher is better.
+
+    The pairs compared are those that differ in one respect — one T-norm for another, one
+    averaging, one metric, one sweep value — and every data metric (KLD, mAP, ...) against every
+    other measure: the questions "do the T-norms agree?", "does soft F agree with KLD?". All
+    pairs would be quadratic in the grid (10,296 for 12 T-norms x 4 averagings x 3 metrics)
+    and mostly answer no question.
+    """
     systems = list(dict.fromkeys(r.system for r in rows))
     by_measure: dict[tuple, dict[str, float]] = {}
     for r in rows:
@@ -221,11 +228,22 @@ def rank_agreement(rows: Sequence[Row], lower_is_better: set[str]) -> list[Agree
     complete = {m: v for m, v in by_measure.items() if len(v) == len(systems)}
     out = []
     for (ma, va), (mb, vb) in itertools.combinations(complete.items(), 2):
+        if not _comparable(ma, mb):
+            continue
         x = np.array([va[s] for s in systems])
         y = np.array([vb[s] for s in systems])
         tau, p = stats.kendall_tau(x, y)
         out.append(Agreement(measure_label(ma), measure_label(mb), tau, p, len(systems)))
     return out
+
+
+def _comparable(a: tuple, b: tuple) -> bool:
+    """Measures (Row.measure) that differ in one respect, or of which one is a data metric."""
+    rep_a, _, _, avg_a, *_ = a
+    rep_b, _, _, avg_b, *_ = b
+    if (rep_a is None and avg_a is None) or (rep_b is None and avg_b is None):
+        return True
+    return sum(x != y for x, y in zip(a, b)) == 1
 
 
 def measure_label(measure: tuple) -> str:

@@ -276,3 +276,15 @@ def test_a_swept_parameter_leaves_the_label_as_written():
     results = run(tnorm=[{"name": "yager", "p": 3.0}, {"name": "hamacher", "p": 0.5}], averaging="micro",
                   metrics=["f1"], sweep={"vary": "tnorm.p", "values": [0.5, 2.0]})
     assert {r.tnorm for r in results.rows} == {"yager", "hamacher"}
+
+
+def test_agreement_compares_measures_that_differ_in_one_respect():
+    systems = {name: np.clip(REF + RNG.normal(0, noise, REF.shape), 0, 1) for name, noise in (("a", 0.1), ("b", 0.3), ("c", 0.2))}
+    results = run(data={"reference": REF, "systems": systems}, tnorm=["minimum", "product"], averaging=["micro", "macro"],
+                  metrics=["precision", "kld"], statistics={"agreement": True})
+    pairs = {(a.measure_a, a.measure_b) for a in results.agreement}
+    # 4 set measures: 4 pairs differ in one respect (T-norm or averaging), 2 in both; kld meets all 4.
+    assert len(pairs) == 4 + 4
+    assert ("fuzzy · minimum · micro · precision", "fuzzy · product · micro · precision") in pairs
+    assert ("fuzzy · minimum · micro · precision", "fuzzy · product · macro · precision") not in pairs
+    assert all("kld" in pair for pair in pairs if "kld" in pair[0] + pair[1])
