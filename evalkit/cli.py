@@ -20,7 +20,7 @@ from evalkit import __version__, scaffold
 from evalkit.api import make_plan, run as run_config
 from evalkit.config import load_config
 from evalkit.errors import ConfigError, EvalkitError, plural
-from evalkit.pivot import tables
+from evalkit.pivot import comparison_table, tables
 from evalkit.plugins import default_registry
 from evalkit.sources import find_loader
 
@@ -65,7 +65,9 @@ def run(config: Path, fmt: str, quiet: bool) -> None:
     else:
         results = run_config(config)
     if fmt == "table":
-        for table in tables(results):
+        for table in [*tables(results), comparison_table(results)]:
+            if table is None:
+                continue
             rendered = _rich(table)
             # Never squeeze a table below its natural width (labels would vanish): a wide one
             # runs past a narrow terminal instead.

@@ -63,6 +63,29 @@ def tables(results: Results) -> list[Table]:
     return out
 
 
+def comparison_table(results: Results) -> Table | None:
+    """The paired tests of a run: each system against the baseline, difference and p-value."""
+    comps = results.comparisons
+    if not comps:
+        return None
+    optional = [k for k in ("representation", "similarity", "tnorm", "averaging", "sweep_value")
+                if any(getattr(c, k) is not None for c in comps)]
+    rows = [
+        [c.system, c.baseline, *(_label(getattr(c, k)) for k in optional), c.metric,
+         "undefined" if math.isnan(c.difference) else f"{c.difference:+.4f}", p_value_text(c.p_value)]
+        for c in comps
+    ]
+    methods = ", ".join(dict.fromkeys(f"{c.method}, {c.resamples:,} resamples" for c in comps))
+    header = ["system", "baseline", *(k.replace("_", " ") for k in optional), "metric", "difference", "p-value"]
+    return Table(f"Paired tests, system − baseline ({methods})", header, rows, len(header) - 2)
+
+
+def p_value_text(value: float) -> str:
+    if math.isnan(value):
+        return "undefined"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.2e}"
+
+
 #: What a row measures, in order.
 MEASURE = ("representation", "similarity", "tnorm", "averaging", "metric", "class_", "level")
 

@@ -8,7 +8,7 @@ import io
 import json
 
 from evalkit import hookimpl
-from evalkit.pivot import markdown, tables
+from evalkit.pivot import comparison_table, markdown, tables
 from evalkit.protocols import BaseComponent
 from evalkit.results import COLUMNS, Results
 from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
@@ -28,7 +28,15 @@ class MarkdownWriter(BaseComponent):
 
     def render(self, results: Results) -> str:
         parts = [f"# {results.name or 'evalkit results'}", ""]
-        parts += [markdown(table) + "\n" for table in tables(results)]
+        found = [*tables(results), comparison_table(results)]
+        parts += [markdown(table) + "\n" for table in found if table is not None]
+        if results.agreement:
+            taus = [a.tau for a in results.agreement if a.tau == a.tau]
+            parts.append(
+                f"Rank agreement: Kendall's τ over {len(results.agreement)} pairs of measures"
+                + (f", from {min(taus):.3f} to {max(taus):.3f}" if taus else "")
+                + " (every pair in the JSON and HTML reports).\n"
+            )
         parts += [f"- {note}" for note in results.notes]
         return "\n".join(parts).rstrip() + "\n"
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from evalkit.pivot import tables
+from evalkit.pivot import comparison_table, p_value_text, tables
 from evalkit.protocols import BaseComponent
 from evalkit.results import Results
 
@@ -244,35 +244,18 @@ def _number(value: float | None, digits: int = 4, sign: bool = False) -> str:
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
-def _p(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "undefined"
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.2e}"
-
-
 def _comparisons(results: Results) -> str:
-    comps = results.comparisons
-    optional = [k for k in ("representation", "similarity", "tnorm", "averaging", "sweep_value")
-                if any(getattr(c, k) is not None for c in comps)]
-    header = ["system", "baseline", *optional, "metric", "difference", "p-value", "method", "resamples"]
-    rows = []
-    for c in comps:
-        labels = [c.system, c.baseline]
-        labels += [_sweep_label(c.sweep_value) if k == "sweep_value" else ("—" if getattr(c, k) is None else str(getattr(c, k)))
-                   for k in optional]
-        rows.append([*labels, c.metric, _number(c.difference, sign=True), _p(c.p_value), c.method, f"{c.resamples:,}"])
-    header = ["sweep value" if h == "sweep_value" else h for h in header]
+    table = comparison_table(results)
     hint = ('<p class="hint">difference = system − baseline on the same samples; the p-value is '
-            "two-sided, for the hypothesis of no difference.</p>")
-    n = len(header)
-    return hint + _table(header, rows, n - 4, group_by_first=True, numeric={n - 4, n - 3, n - 1})
+            f"two-sided, for the hypothesis of no difference ({_e(table.title.split('(', 1)[1][:-1])}).</p>")
+    return hint + _table(table.header, table.rows, table.n_index, group_by_first=True)
 
 
 def _agreement(results: Results) -> str:
     header = ["measure A", "measure B", "Kendall's τ", "p-value", "systems"]
 
     def rows(pairs):
-        return [[a.measure_a, a.measure_b, _number(a.tau, 3, sign=True), _p(a.p_value), str(a.n_systems)]
+        return [[a.measure_a, a.measure_b, _number(a.tau, 3, sign=True), p_value_text(a.p_value), str(a.n_systems)]
                 for a in pairs]
 
     pairs = results.agreement
