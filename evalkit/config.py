@@ -33,7 +33,9 @@ class _Strict(BaseModel):
 class Runs(_Strict):
     """Several runs of one system (e.g. repeated trainings), scored on the same reference."""
 
-    runs: list[DataSource] = Field(min_length=2, description="one data source per run; at least two")
+    runs: list[DataSource] = Field(
+        min_length=1, description="one data source per run (one run is scored like a plain source)"
+    )
 
 
 class DataConfig(_Strict):

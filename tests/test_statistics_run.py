@@ -288,3 +288,14 @@ def test_agreement_compares_measures_that_differ_in_one_respect():
     assert ("fuzzy · minimum · micro · precision", "fuzzy · product · micro · precision") in pairs
     assert ("fuzzy · minimum · micro · precision", "fuzzy · product · macro · precision") not in pairs
     assert sum("kld" in pair for pair in pairs) == 4
+
+
+def test_runs_mistakes_are_explained():
+    with pytest.raises(ConfigError, match=r"statistics.test.baseline: 'good' has several runs; paired tests need one run per system"):
+        run(data={"reference": REF, "systems": {"good": {"runs": [GOOD, BAD]}, "bad": BAD}},
+            statistics={"test": {"baseline": "good"}})
+    single = run(data={"reference": REF, "systems": {"good": {"runs": [GOOD]}}}, averaging="micro", metrics=["f1"])
+    assert value(single, system="good").value == pytest.approx(micro_f1(REF, GOOD)) and single.notes == []
+    with pytest.raises(ConfigError, match=r"sweep.vary: offset adds to membership values; this run reads item lists"):
+        evalkit.run({"data": {"reference": [["x"]], "systems": {"a": [["y"]]}}, "representation": "soft_cardinality",
+                     "similarity": "levenshtein", "sweep": {"vary": "offset", "values": [0.1]}}, write_reports=False)
