@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.config import LoadedConfig, RunConfig, Runs, SweepConfig, as_list
+from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, SweepConfig, as_list
 from evalkit.data import LabelMatrix, align
 from evalkit.engine import Component, Plan, Progress, Values, resolve, score_system, value_rows
 from evalkit.errors import ConfigError
@@ -45,6 +45,11 @@ class Scored:
     comparisons: list[Comparison] = field(default_factory=list)
     agreement: list[Agreement] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        """Add a note once (a sweep scores the same systems at every value)."""
+        if text not in self.notes:
+            self.notes.append(text)
 
 
 def make_plan(config: RunConfig, registry: Registry, where, base: Path | None = None) -> Plan:
@@ -90,11 +95,12 @@ def score(loaded: LoadedConfig, registry: Registry, where=None, progress: Progre
             systems[system].append(prediction)
 
     statistics = cfg.statistics
+    baseline = test_baseline(statistics, systems, where) if statistics and statistics.test else None
     sweep = cfg.sweep
     for value in sweep.value_list() if sweep else [None]:
         plan_v = sweep_plan(cfg, registry, where, loaded.base, plan, sweep, value) if sweep else plan
         predictions = {s: [offset(p, sweep, value, where) for p in runs] for s, runs in systems.items()} if sweep else systems
-        _score_value(out, reference, predictions, plan_v, statistics, sweep and sweep.vary, value, progress)
+        _score_value(out, reference, predictions, plan_v, statistics, baseline, sweep and sweep.vary, value, progress)
     if statistics and statistics.agreement:
         if len(systems) < 3:
             out.notes.append(f"rank agreement needs at least 3 systems; this run has {len(systems)}")
@@ -104,9 +110,23 @@ def score(loaded: LoadedConfig, registry: Registry, where=None, progress: Progre
     return out
 
 
+def test_baseline(statistics: StatisticsConfig, systems: dict[str, list[Any]], where) -> str:
+    """The system the others are tested against: named, or the first; it needs one run."""
+    baseline = statistics.test.baseline or next(iter(systems))
+    place = where("statistics", "test", "baseline")
+    if baseline not in systems:
+        close = difflib.get_close_matches(baseline, list(systems), 1)
+        raise ConfigError(
+            f"{place}: no system {baseline!r}" + (f"; did you mean {close[0]!r}?" if close else f"; systems: {', '.join(systems)}")
+        )
+    if len(systems[baseline]) > 1:
+        raise ConfigError(f"{place}: {baseline!r} has several runs; paired tests need one run per system")
+    return baseline
+
+
 def _score_value(
     out: Scored, reference: Any, systems: dict[str, list[Any]], plan: Plan, statistics: Any,
-    sweep: str | None, value: float | None, progress: Progress | None,
+    baseline: str | None, sweep: str | None, value: float | None, progress: Progress | None,
 ) -> None:
     """Rows (and tests) of every system at one sweep value (or the one run without a sweep)."""
     classes = reference.classes
@@ -122,7 +142,7 @@ def _score_value(
             level = statistics.level if statistics else 0.95
             mean, low, high = jackknife_across_runs(per_run, level)
             rows += with_intervals(*(value_rows(system, v, classes) for v in (mean, low, high)))
-            out.notes.append(f"{system}: the mean of {len(runs)} runs, with its jackknife {level:.0%} interval across runs")
+            out.note(f"{system}: the mean of {len(runs)} runs, with its jackknife {level:.0%} interval across runs")
             continue
         keep = {} if resampling else None
         values[system] = score_system(label, ref, _rows_of(runs[0]), plan, classes, progress, keep)
@@ -137,19 +157,9 @@ def _score_value(
     if sweep is not None:
         rows = [replace(r, sweep=sweep, sweep_value=value) for r in rows]
     out.rows += rows
-    if statistics is not None and statistics.test is not None:
-        single = [s for s in systems if s in values]
-        baseline = statistics.test.baseline or (single[0] if single else None)
-        if baseline is not None and baseline not in systems:
-            close = difflib.get_close_matches(baseline, list(systems), 1)
-            raise ConfigError(
-                f"statistics.test.baseline: no system {baseline!r}"
-                + (f"; did you mean {close[0]!r}?" if close else f"; systems: {', '.join(systems)}")
-            )
-        if baseline is not None and baseline not in values:
-            raise ConfigError(f"statistics.test.baseline: {baseline!r} has several runs; paired tests need one run per system")
+    if baseline is not None:
         predictions = {s: _rows_of(systems[s][0]) for s in values}
-        for system in single:
+        for system in values:
             if system == baseline:
                 continue
             if progress:
@@ -157,7 +167,7 @@ def _score_value(
             out.comparisons += paired_tests(system, baseline, values, tables, ref, predictions, plan, statistics, value, progress)
         skipped = [s for s in systems if s not in values]
         if skipped:
-            out.notes.append(f"paired tests skip {', '.join(skipped)}: several runs per system")
+            out.note(f"paired tests skip {', '.join(skipped)}: several runs per system")
 
 
 def sweep_plan(

@@ -184,7 +184,7 @@ def test_bootstrap_test_and_baseline_choice():
     (comparison,) = results.comparisons
     assert (comparison.system, comparison.baseline, comparison.method) == ("good", "bad", "bootstrap")
     assert comparison.difference > 0 and comparison.p_value < 0.01
-    with pytest.raises(ConfigError, match=r"statistics.test.baseline: no system 'god'; did you mean 'good'\?"):
+    with pytest.raises(ConfigError, match=r"^statistics.test.baseline: no system 'god'; did you mean 'good'\?"):
         run(statistics={"test": {"baseline": "god"}})
 
 
