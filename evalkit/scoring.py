@@ -231,9 +231,10 @@ def described_files(source: Any, base: Path, role: str, system: str | None) -> l
     files = sorted(p for p in full.rglob("*") if p.is_file()) if full.is_dir() else [full]
     digest, size = hashlib.sha256(), 0
     for file in files:
-        content = file.read_bytes()
         if full.is_dir():
             digest.update(str(file.relative_to(full)).encode() + b"\0")
-        digest.update(content)
-        size += len(content)
+        with file.open("rb") as handle:  # in blocks: data files may be large
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+                size += len(block)
     return [{"role": role, "system": system, "path": str(path), "sha256": digest.hexdigest(), "bytes": size}]

@@ -10,7 +10,7 @@ samples (:mod:`evalkit.table`). A bootstrap resample is therefore a vector of co
 many times each sample is drawn), and the resample's sums are ``w @ per_sample``; all ``B``
 replicates are one matrix product ``W @ per_sample`` with ``W = bootstrap_weights(n, B, rng)``,
 after which each metric is recomputed from the replicate sums exactly as from the real sums.
-The same holds for the jackknife (:func:`jackknife_sums`) and for paired permutations
+The same holds for the jackknife (:func:`jackknife_weights`) and for paired permutations
 (:func:`permutation_masks`).
 
 Conventions (all documented at the functions):
@@ -45,9 +45,8 @@ __all__ = [
     "percentile_interval",
     "bca_interval",
     "jackknife_groups",
-    "jackknife_sums",
+    "jackknife_weights",
     "jackknife_interval",
-    "jackknife_mean_se",
     "permutation_masks",
     "p_value",
     "paired_bootstrap_p_value",
@@ -317,30 +316,15 @@ def jackknife_groups(n: int, groups: int = 100) -> list[np.ndarray]:
     return [np.arange(j, n, m) for j in range(m)]
 
 
-def jackknife_sums(values: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
-    """Sums over all samples but each group: (m, ...) from per-sample values (n, ...).
-
-    The leave-one-(group)-out counterpart of ``weights @ per_sample``: the engine recomputes the
-    metric from each row to get the ``jackknife`` argument of :func:`bca_interval`. Computed as
-    total minus group sums (one gather and one ``np.add.reduceat``), in float64.
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim < 1:
-        raise ValueError(f"values must have shape (samples, ...); got {values.shape}")
-    if not groups:
-        raise ValueError("groups is empty; use jackknife_groups(n) to make them")
-    order = np.concatenate([np.asarray(g, dtype=np.intp) for g in groups])
-    sizes = np.array([len(g) for g in groups])
-    if (sizes == 0).any():
-        raise ValueError("every jackknife group must hold at least one sample")
-    if order.size and (order.min() < 0 or order.max() >= len(values)):
-        raise ValueError(
-            f"jackknife groups index samples outside 0..{len(values) - 1}; "
-            "they must come from jackknife_groups(len(values))"
-        )
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    group_sums = np.add.reduceat(values[order], starts, axis=0)
-    return values.sum(axis=0) - group_sums
+def jackknife_weights(n: int, groups: int = 100) -> np.ndarray:
+    """(m, n) float64 weights of a delete-a-group jackknife: row j is 0 on group j of
+    :func:`jackknife_groups` and 1 elsewhere, so ``weights @ per_sample`` gives every leave-out
+    sum at once, exactly as bootstrap weights give the resamples' sums."""
+    members = jackknife_groups(n, groups)
+    weights = np.ones((len(members), n))
+    for j, group in enumerate(members):
+        weights[j, group] = 0.0
+    return weights
 
 
 def _jackknife_mean(values) -> tuple[np.ndarray, np.ndarray, int]:
@@ -369,13 +353,6 @@ def _scalar(array: np.ndarray):
     return float(array) if np.ndim(array) == 0 else array
 
 
-def jackknife_mean_se(values: np.ndarray) -> tuple[float, float]:
-    """The jackknife estimate of the mean across ``k >= 2`` runs and its jackknife standard error
-    (for the mean: ``x̄`` and ``s / sqrt(k)``, see :func:`jackknife_interval`)."""
-    estimate, se, _ = _jackknife_mean(values)
-    return _scalar(estimate), _scalar(se)
-
-
 def jackknife_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
     """``(estimate, low, high)``: the jackknife mean of ``k >= 2`` independent runs of a system and
     its t-based interval ``estimate ± t_{k-1, (1+level)/2} · se``.
@@ -383,8 +360,8 @@ def jackknife_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, 
     Why: a system trained several times (seeds) varies from run to run; Harju & Mesaros (2023)
     report jackknife estimates of the mean over ten runs with 95% confidence intervals. The
     jackknife (Quenouille 1956; Tukey 1958) estimate of the mean is the mean itself, and its
-    standard error is ``s / sqrt(k)`` (derived in the code; :func:`jackknife_mean_se`
-    returns it), so the interval is the Student-t interval for the mean of the runs.
+    standard error is ``s / sqrt(k)`` (derived in the code), so the interval is the Student-t
+    interval for the mean of the runs.
 
     ``values`` has shape (k,) (floats returned) or (k, ...) (arrays of the trailing shape). A
     NaN run makes that column NaN: runs are not dropped silently. ``k < 2`` is a ValueError.

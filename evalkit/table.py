@@ -171,18 +171,29 @@ class Summary:
         column. Averagings that declare ``batched = True`` reduce the batch in one call; for the
         others, :meth:`replicate` gives the summary of one replicate.
         """
-        weights = np.asarray(weights, dtype=np.float64)
         columns = [c.astype(np.float64, copy=False) for c in table.columns()]
-        sums = [weights @ c for c in columns]
-        sample_sums = {}
+        per_sample: dict[SetMetric, list[Array]] = {}
         if sample_metrics:
             ones = np.ones(table.ref.shape[1])
-            per_sample = [c @ ones for c in columns]
+            totals = [c @ ones for c in columns]
             for metric in sample_metrics:
-                values = metric_value(metric, *per_sample[:3], zero_division, *per_sample[3:])
+                values = metric_value(metric, *totals[:3], zero_division, *totals[3:])
                 defined = ~np.isnan(values)
-                sample_sums[metric] = np.stack([weights @ np.where(defined, values, 0.0), weights @ defined], axis=1)
-        return cls(*sums[:3], np.round(weights.sum(axis=1)).astype(np.int64), sample_sums, *sums[3:])
+                per_sample[metric] = [np.where(defined, values, 0.0), defined.astype(np.float64)]
+        # Integer weights become float64 a block of samples at a time: the whole (B, n) matrix
+        # in float64 would double the weights' memory.
+        sums = [0.0] * len(columns)
+        sample_sums = {m: [0.0, 0.0] for m in per_sample}
+        for start in range(0, weights.shape[1], CHUNK_ROWS):
+            block = np.asarray(weights[:, start : start + CHUNK_ROWS], dtype=np.float64)
+            part = slice(start, start + CHUNK_ROWS)
+            sums = [total + block @ c[part] for total, c in zip(sums, columns)]
+            for metric, (values, defined) in per_sample.items():
+                sample_sums[metric][0] += block @ values[part]
+                sample_sums[metric][1] += block @ defined[part]
+        stacked = {m: np.stack(v, axis=1) for m, v in sample_sums.items()}
+        counts = np.asarray(weights).sum(axis=1, dtype=np.int64)
+        return cls(*sums[:3], counts, stacked, *sums[3:])
 
     def replicate(self, b: int) -> Summary:
         """Replicate ``b`` of a batch made by :meth:`replicates`, as an ordinary summary."""

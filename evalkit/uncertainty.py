@@ -111,11 +111,7 @@ def bootstrap_bounds(
     if boot.method == "percentile":
         bounds = tree_map(lambda r: stats.percentile_interval(r, config.level), replicates)
     else:
-        groups = stats.jackknife_groups(n)
-        deletions = np.ones((len(groups), n))
-        for g, members in enumerate(groups):
-            deletions[g, members] = 0.0
-        jackknife = replicate_values(plan, tables, deletions, reference, prediction)
+        jackknife = replicate_values(plan, tables, stats.jackknife_weights(n), reference, prediction)
         bounds = tree_map(
             lambda r, estimate, jack: stats.bca_interval(r, np.asarray(estimate, dtype=np.float64), jack, config.level),
             replicates, values, jackknife,
