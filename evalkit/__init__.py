@@ -1,14 +1,34 @@
-"""evalkit: precision, recall and F-score beyond exact matching."""
+"""evalkit: precision, recall and F-score beyond exact matching.
+
+Importing evalkit is cheap: the pipeline (and scipy, matplotlib, networkx behind it) is imported
+only when :func:`evaluate` or :func:`run` is first used. Plugins import from
+:mod:`evalkit.plugin`, the stable plugin API.
+"""
 
 from __future__ import annotations
 
-import pluggy
+from typing import TYPE_CHECKING, Any
 
-hookimpl = pluggy.HookimplMarker("evalkit")
+from evalkit.hookspecs import hookimpl
+from evalkit.version import __version__
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from evalkit.api import evaluate, run
+    from evalkit.protocols import BaseComponent, ConfigPath, NoParams
 
-from evalkit.api import evaluate, run  # noqa: E402  (after hookimpl, which plugins import)
-from evalkit.protocols import BaseComponent, ConfigPath, NoParams  # noqa: E402
+#: name -> the module that defines it, imported on first use
+_LAZY = {
+    "evaluate": "evalkit.api", "run": "evalkit.api",
+    "BaseComponent": "evalkit.protocols", "ConfigPath": "evalkit.protocols", "NoParams": "evalkit.protocols",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+
 
 __all__ = ["BaseComponent", "ConfigPath", "NoParams", "evaluate", "hookimpl", "run", "__version__"]

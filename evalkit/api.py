@@ -10,16 +10,22 @@ from typing import Any
 
 import numpy as np
 
-from evalkit import __version__
+from evalkit.version import __version__
+from evalkit.axes import Axes, resolve
 from evalkit.config import LoadedConfig, RunConfig, Spec, load_config
-from evalkit.engine import Progress
-from evalkit.errors import ConfigError
+from evalkit.data import LabelMatrix, align
+from evalkit.engine import score_system
+from evalkit.errors import ConfigError, ReportError
+from evalkit.execute import execute
+from evalkit.plan import Plan, build_plan, plan_source
 from evalkit.plugins import default_registry
+from evalkit.progress import Progress
 from evalkit.registry import Registry
+from evalkit.reporting import write_reports
 from evalkit.results import Results
-from evalkit.scoring import make_plan, score
+from evalkit.sources import load_source
 
-__all__ = ["evaluate", "make_plan", "run", "write_report"]
+__all__ = ["evaluate", "plan", "results_of", "run", "write_plan_reports"]
 
 
 def evaluate(
@@ -49,21 +55,73 @@ def evaluate(
         if isinstance(value, list):
             raise ConfigError(f"evaluate(): {key} takes one component; use evalkit.run() to compare several")
     registry = registry or default_registry()
-    config = RunConfig.model_validate({
-        "data": {"reference": reference, "systems": {"prediction": prediction}, "classes": classes,
-                 "clip": clip, "missing": missing},
-        "representation": representation, "tnorm": tnorm, "similarity": similarity,
-        "averaging": averaging, "metrics": list(metrics), "zero_division": zero_division,
-    })
-    loaded = LoadedConfig(config, None, Path.cwd())
-    rows = score(loaded, registry, lambda *path: path[-1] if path[0] == "data" else f"evaluate(): {path[0]}").rows
-    values: dict[str, Any] = {}
-    for row in rows:
-        if row.class_ is None and row.level is None:
-            values[row.metric] = row.value
+    # The same checks of the arguments as a config's (zero_division, missing, ...).
+    config = load_config({
+        "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
+        "zero_division": zero_division,
+    }).config
+
+    def axis(kind: str, key: str, spec: Any) -> list[Any]:
+        specs = list(spec) if key == "metrics" else [] if spec is None else [spec]
+        return resolve(registry, kind, specs, lambda i: f"evaluate(): {key}")
+
+    axes = Axes(
+        axis("representation", "representation", representation), axis("tnorm", "tnorm", tnorm),
+        axis("similarity", "similarity", similarity), axis("averaging", "averaging", averaging),
+        axis("metric", "metrics", metrics), config.zero_division,
+    )
+    kind = axes.check()
+    def load(value: Any, role: str) -> Any:
+        source = plan_source(value, role, None, role, Path.cwd(), registry, kind)
+        return load_source(
+            value, where=role, kind=kind, role=role, classes=config.data.classes, loader=source.loader, full=source.full,
+        )
+
+    ref, pred = load(reference, "reference"), load(prediction, "prediction")
+    pred = align(ref, pred, missing)
+    if isinstance(ref, LabelMatrix):
+        ref = ref.check_memberships()[0]
+        pred = pred.check_scores() if axes.ranks_only else pred.check_memberships(clip=clip)[0]
+    rows = (lambda data: data.values if isinstance(data, LabelMatrix) else data)
+    values = score_system("prediction", rows(ref), rows(pred), axes, ref.classes).values
+    out: dict[str, Any] = {}
+    for measure, value in values.items():
+        if measure.single:
+            out[measure.metric] = value
         else:
-            values.setdefault(row.metric, []).append(row.value)
-    return {k: np.array(v) if isinstance(v, list) else v for k, v in values.items()}
+            out.setdefault(measure.metric, []).append(value)
+    return {k: np.array(v) if isinstance(v, list) else v for k, v in out.items()}
+
+
+def plan(config: str | Path | dict[str, Any] | RunConfig, registry: Registry | None = None) -> Plan:
+    """Check a config without reading a data value (what ``evalkit validate`` does)."""
+    return build_plan(load_config(config), registry or default_registry())
+
+
+def results_of(plan: Plan, progress: Progress | None = None) -> Results:
+    """Execute a plan: the results, with what produced them."""
+    loaded, cfg = plan.loaded, plan.config
+    scored = execute(plan, progress)
+    provenance = {
+        "evalkit_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config_file": str(loaded.document.file) if loaded.document else None,
+        "config_text": loaded.document.text if loaded.document else None,
+        "data": scored.files,
+    }
+    return Results(
+        scored.rows, cfg.name, scored.notes, cfg.model_dump(mode="json", fallback=_describe_value),
+        scored.comparisons, scored.agreement, provenance,
+    )
+
+
+def write_plan_reports(plan: Plan, results: Results, progress: Progress | None = None) -> list[str]:
+    """Write the reports a plan asks for; the failures, one message each (the rest is written)."""
+    if plan.report is None:
+        return []
+    written = write_reports(results, plan.report.writers, plan.report.out, progress)
+    results.reports = [os.path.relpath(os.path.normpath(path)) for path in written.paths]
+    return written.failures
 
 
 def run(
@@ -73,52 +131,20 @@ def run(
     progress: Progress | None = None,
     write_reports: bool = True,
 ) -> Results:
-    """A whole run from a YAML file (or its mapping): every system, every combination."""
-    registry = registry or default_registry()
-    loaded = load_config(config)
-    cfg = loaded.config
-    scored = score(loaded, registry, progress=progress)
-    provenance = {
-        "evalkit_version": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config_file": str(loaded.document.file) if loaded.document else None,
-        "config_text": loaded.document.text if loaded.document else None,
-        "data": scored.files,
-    }
-    results = Results(
-        scored.rows, cfg.name, scored.notes, cfg.model_dump(mode="json", fallback=_describe_value),
-        scored.comparisons, scored.agreement, provenance,
-    )
-    if write_reports and cfg.report:
-        if progress:
-            progress.start("writing reports", len(cfg.report.formats))
-        written = write_report(
-            results, cfg.report.formats, loaded.base / cfg.report.out, registry, loaded.where("report", "formats"), progress
-        )
-        results.reports = [os.path.relpath(os.path.normpath(path)) for path in written]
+    """A whole run from a YAML file (or its mapping): every system, every combination.
+
+    A report writer that fails raises :class:`~evalkit.errors.ReportError` after the others have
+    written; its ``results`` attribute holds the results, which are never lost.
+    """
+    checked = plan(config, registry)
+    results = results_of(checked, progress)
+    if write_reports:
+        failures = write_plan_reports(checked, results, progress)
+        if failures:
+            raise ReportError("\n".join(failures), results)
     return results
 
 
 def _describe_value(value: Any) -> str:
     """How in-memory data given from Python appears in a report's config."""
     return f"<{type(value).__name__} of shape {getattr(value, 'shape', '?')}>"
-
-
-def write_report(
-    results: Results, formats: Sequence[str], out: Path, registry: Registry, where: str = "",
-    progress: Progress | None = None,
-) -> list[Path]:
-    """Write the report files of ``formats`` (``out`` plus each writer's suffix); their paths."""
-    writers = [registry.create("report_writer", name, where) for name in formats]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    written = []
-    for writer in writers:
-        if hasattr(writer, "write"):  # writers of several files (one image per plot)
-            written += writer.write(results, out)
-        else:
-            path = out.with_name(out.name + writer.suffix)
-            path.write_text(writer.render(results), encoding="utf-8")
-            written.append(path)
-        if progress:
-            progress.advance(1)
-    return written

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from evalkit.items import ItemSets
-from evalkit.protocols import Similarity
+from evalkit.components import Similarity
+from evalkit.optional import optional
 
 #: A cell with at least this many items (G ⧺ P) is scored as one matrix: for large documents one
 #: cdist-style call is many times faster than their k² element-wise pairs; many small documents
@@ -71,7 +72,7 @@ class Cells:
 
     def as_blocks(self, similarity: Similarity) -> np.ndarray:
         """Which cells to score one matrix each (large ones, or all if there is no ``pairs``)."""
-        if not hasattr(similarity, "pairs"):
+        if optional(similarity, "pairs") is None:
             return self.size > 0
         return self.size >= BLOCK_ITEMS
 

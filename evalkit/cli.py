@@ -5,24 +5,26 @@ Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich import box
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table as RichTable
 
-from evalkit import __version__, scaffold
-from evalkit.api import make_plan, run as run_config
-from evalkit.config import load_config
-from evalkit.errors import ConfigError, EvalkitError, plural
-from evalkit.pivot import comparison_table, tables
-from evalkit.plugins import default_registry
-from evalkit.sources import find_loader
+from evalkit import scaffold
+from evalkit.version import __version__
+from evalkit.errors import ConfigError, EvalkitError, ReportError, plural
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+    from rich.table import Table as RichTable
+
+    from evalkit.pivot import Table
+    from evalkit.results import Results
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -54,40 +56,69 @@ def main() -> None:
 @friendly
 def run(config: Path, fmt: str, quiet: bool) -> None:
     """Run CONFIG (YAML) and print the results side by side."""
-    console = Console()
-    stderr = Console(stderr=True)
-    if not quiet and stderr.is_terminal:
-        with Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=stderr, transient=True,
-        ) as bar:
-            results = run_config(config, progress=_Bar(bar))
-    else:
-        results = run_config(config)
-    if fmt == "table":
-        for table in [*tables(results), comparison_table(results)]:
-            if table is None:
-                continue
-            rendered = _rich(table)
-            # Never squeeze a table below its natural width (labels would vanish): a wide one
-            # runs past a narrow terminal instead.
-            natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
-            width = max(console.width, natural)
-            Console(width=width, force_terminal=console.is_terminal).print(rendered)
-        for note in results.notes:
-            console.print(f"note: {note}")
-    else:
-        writer = default_registry().create("report_writer", fmt)
-        click.echo(writer.render(results), nl=False)
+    from evalkit import api
+
+    plan = api.plan(config)
+    with _progress(quiet) as bar:
+        results = api.results_of(plan, progress=bar)
+    _print(results, fmt)
+    with _progress(quiet) as bar:
+        failures = api.write_plan_reports(plan, results, progress=bar)
     if results.reports:
         click.echo(f"wrote {', '.join(results.reports)}", err=True)
+    if failures:
+        raise ReportError("\n".join(failures), results)
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool) -> Iterator[_Bar | None]:
+    """A progress bar on stderr when it is a terminal (and not ``--quiet``); else None."""
+    from rich.console import Console
+
+    stderr = Console(stderr=True)
+    if quiet or not stderr.is_terminal:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=stderr, transient=True,
+    ) as bar:
+        yield _Bar(bar)
+
+
+def _print(results: Results, fmt: str) -> None:
+    """The results on stdout: side-by-side tables and notes, or a report format's text."""
+    if fmt != "table":
+        from evalkit.plugins import default_registry
+
+        click.echo(default_registry().create("report_writer", fmt).render(results), nl=False)
+        return
+    from rich.console import Console
+
+    from evalkit.pivot import comparison_table, tables
+
+    console = Console()
+    for table in [*tables(results), comparison_table(results)]:
+        if table is None:
+            continue
+        rendered = _rich(table)
+        # Never squeeze a table below its natural width (labels would vanish): a wide one
+        # runs past a narrow terminal instead.
+        natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
+        width = max(console.width, natural)
+        Console(width=width, force_terminal=console.is_terminal).print(rendered)
+    for note in results.notes:
+        console.print(f"note: {note}")
 
 
 class _Bar:
     """evalkit's progress (rows per system) on a rich progress bar."""
 
     def __init__(self, bar: Progress) -> None:
-        self.bar, self.task = bar, None
+        self.bar = bar
+        self.task: Any = None
 
     def start(self, label: str, total: int) -> None:
         self.task = self.bar.add_task(label, total=total)
@@ -96,7 +127,9 @@ class _Bar:
         self.bar.advance(self.task, rows)
 
 
-def _rich(table) -> RichTable:
+def _rich(table: Table) -> RichTable:
+    from rich.table import Table as RichTable
+
     out = RichTable(title=table.title, title_justify="left")
     for i, name in enumerate(table.header):
         numeric = i >= table.n_index
@@ -113,18 +146,11 @@ def _rich(table) -> RichTable:
 @click.argument("config", type=click.Path(path_type=Path))
 @friendly
 def validate(config: Path) -> None:
-    """Check CONFIG without running it: structure, components, parameters, data files."""
-    loaded = load_config(config)
-    registry = default_registry()
-    plan = make_plan(loaded.config, registry, loaded.where, loaded.base)
-    data = loaded.config.data
-    sources = {("data", "reference"): data.reference}
-    sources.update({("data", "systems", name): source for name, source in data.systems.items()})
-    for path, source in sources.items():
-        if isinstance(source, str):
-            find_loader(source, loaded.base, loaded.where(*path), registry, plan.data_kind)
-        elif isinstance(source, dict) and "path" in source:
-            find_loader(source["path"], loaded.base, loaded.where(*path), registry, plan.data_kind, source.get("loader"))
+    """Check CONFIG without running it: everything `run` checks before it reads a data value
+    (components, parameters, data files and their loaders, sweeps, statistics, reports)."""
+    from evalkit import api
+
+    api.plan(config)
     click.echo(f"{config}: ok")
 
 
@@ -141,6 +167,8 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     It installs and passes evalkit's author-kit checks as written; replace its placeholder
     computation with your own.
     """
+    from evalkit.plugins import default_registry
+
     if (kind, name) in {(e.kind, e.name) for e in default_registry()}:
         raise ConfigError(f"a {kind} called {name!r} is registered already (see `evalkit plugins`); choose another name")
     folder = scaffold.write(name, kind, output)
@@ -155,6 +183,13 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 def plugins(fmt: str) -> None:
     """List every registered component with its distribution, summary and parameters."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    from evalkit.hookspecs import CONTRACT_VERSION
+    from evalkit.plugins import default_registry
+
     registry = default_registry()
     entries = [
         {
@@ -165,8 +200,11 @@ def plugins(fmt: str) -> None:
     ]
     problems = [str(f) for f in registry.failures] + registry.conflicts
     if fmt == "json":
-        click.echo(json.dumps({"components": entries, "problems": problems}, indent=2))
+        listing = {"evalkit_version": __version__, "contract_version": CONTRACT_VERSION,
+                   "components": entries, "problems": problems}
+        click.echo(json.dumps(listing, indent=2))
         return
+    click.echo(f"evalkit {__version__}, plugin contract {CONTRACT_VERSION}")
     console = Console()
     for kind in dict.fromkeys(e["kind"] for e in entries):
         table = RichTable(title=plural(kind), title_justify="left", box=box.SIMPLE_HEAD)

@@ -106,10 +106,7 @@ class SweepConfig(_Strict):
         return value
 
     def value_list(self) -> list[float]:
-        values = self.values.values() if isinstance(self.values, RangeConfig) else list(self.values)
-        if not values:
-            raise ValueError("the sweep has no values")
-        return values
+        return self.values.values() if isinstance(self.values, RangeConfig) else list(self.values)
 
 
 class ReportConfig(_Strict):

@@ -12,7 +12,7 @@ from typing import Protocol
 import numpy as np
 
 from evalkit.errors import DataError
-from evalkit.protocols import Array
+from evalkit.components import Array
 
 MAX_LISTED = 5
 

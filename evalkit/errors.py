@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 
 def plural(kind: str) -> str:
@@ -41,6 +42,14 @@ class UnknownComponentError(ConfigError):
         message += f" Registered {plural(kind)}: {', '.join(known) or '(none)'} (see `evalkit plugins`)."
         super().__init__(message)
         self.kind, self.name, self.suggestions = kind, name, close
+
+
+class ReportError(EvalkitError):
+    """Report files that could not be written; the results they would have shown are kept."""
+
+    def __init__(self, message: str, results: Any) -> None:
+        super().__init__(message)
+        self.results = results
 
 
 class PluginError(EvalkitError):

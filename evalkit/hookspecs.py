@@ -3,14 +3,18 @@
 Every hook is a registration hook, called once when the plugin manager is built. A plugin
 receives a ``register`` callback and hands it the component classes it provides::
 
-    @evalkit.hookimpl
+    from evalkit.plugin import hookimpl
+
+    @hookimpl
     def evalkit_register_tnorms(register):
         register(Hamacher)
 
 A component class has a ``name`` (``[a-z][a-z0-9_]*``), a pydantic ``Params`` model with
 ``extra="forbid"`` for its YAML parameters, and is constructed as ``cls(params)``. The methods
-each kind must provide are the protocols in :mod:`evalkit.protocols`. No hook is ever called per
-element: after registration, evalkit calls the components' vectorized methods directly.
+each kind must provide are the protocols in :mod:`evalkit.protocols`, the members it may provide
+its ``OPTIONAL`` members there (all of them importable from :mod:`evalkit.plugin`). No hook is
+ever called per element: after registration, evalkit calls the components' vectorized methods
+directly.
 """
 
 from __future__ import annotations
@@ -22,7 +26,18 @@ import pluggy
 if TYPE_CHECKING:
     from evalkit.registry import Register
 
+#: The version of the plugin contract: the hooks below, the protocols and optional members of
+#: :mod:`evalkit.protocols`, and the names :mod:`evalkit.plugin` and :mod:`evalkit.testing`
+#: export. A new minor version only adds (a hook, an optional member, a name), so a plugin
+#: written for 1.0 works with every 1.x. A new major version removes or changes something a
+#: plugin may rely on (a signature, a required member, what a name means), so a plugin written
+#: for 1.x may need changes for 2.0; it comes with a new major release of evalkit (a new minor
+#: one while evalkit is 0.x), which is what a plugin's dependency range can pin.
+CONTRACT_VERSION = "1.0"
+
 hookspec = pluggy.HookspecMarker("evalkit")
+#: Marks a plugin's implementation of a hook: ``@evalkit.plugin.hookimpl``.
+hookimpl = pluggy.HookimplMarker("evalkit")
 
 
 @hookspec

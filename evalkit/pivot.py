@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from evalkit.measures import PARTS
 from evalkit.results import Results, Row
 
 INDEX = ("system", "representation", "similarity", "tnorm")
@@ -56,8 +57,8 @@ def tables(results: Results) -> list[Table]:
         out.append(_pivot("Per level", [*levels, *level_differences(levels)], lambda r: r.system, index=("metric", "level")))
     for sweep in dict.fromkeys(r.sweep for r in swept):
         group = [r for r in swept if r.sweep == sweep]
-        varying = [k for k in MEASURE if len({getattr(r, k) for r in group}) > 1] or ["metric"]
-        same = ", ".join(f"{k}: {getattr(group[0], k)}" for k in MEASURE if k not in varying and getattr(group[0], k) is not None)
+        varying = [k for k in PARTS if len({getattr(r, k) for r in group}) > 1] or ["metric"]
+        same = ", ".join(f"{k}: {getattr(group[0], k)}" for k in PARTS if k not in varying and getattr(group[0], k) is not None)
         title = f"Sweep over {sweep}" + (f" — {same}" if same else "")
         out.append(_pivot(title, group, lambda r: measure_label(r, varying), index=("system", "sweep_value")))
     return out
@@ -86,14 +87,9 @@ def p_value_text(value: float) -> str:
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.2e}"
 
 
-#: What a row measures, in order.
-MEASURE = ("representation", "similarity", "tnorm", "averaging", "metric", "class_", "level")
-
-
-def measure_label(row: Row, keys: Sequence[str] = MEASURE) -> str:
+def measure_label(row: Row, keys: Sequence[str] = PARTS) -> str:
     """What a row measures, in one column header: ``fuzzy · minimum · micro · f1``."""
-    parts = [getattr(row, k) for k in keys]
-    return " · ".join(f"λ={p}" if k == "level" else str(p) for k, p in zip(keys, parts) if p is not None)
+    return row.measure.label(keys, sweep=False)
 
 
 def level_differences(levels: Sequence[Row]) -> list[Row]:

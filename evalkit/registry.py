@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import re
-from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,9 +13,15 @@ from pydantic import BaseModel, ValidationError
 
 from evalkit.contracts import calling, guard
 from evalkit.errors import ConfigError, PluginContractError, PluginLoadError, UnknownComponentError
-from evalkit.protocols import KINDS, DataMetric, SetMetric
+from evalkit.protocols import KINDS, OPTIONAL, DataMetric, SetMetric
 
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+#: How close (difflib's ratio) a public attribute's name may come to a member of its kind
+#: before registration calls it a misspelling: one wrong, missing or extra letter in a name of
+#: six letters or more (``symetric`` 0.94, ``pair`` 0.89, ``suffix`` for ``suffixes`` 0.86),
+#: while helpers like ``checked`` (0.83 to ``check``) or ``parallel_pairs`` (0.53) pass.
+NEAR_MISS = 0.85
 
 Register = Callable[..., None]
 
@@ -179,6 +186,16 @@ def _check_component(kind: str, cls: type, name: Any, where: str) -> None:
             f"{where}: missing {', '.join(min(missing, key=len))} required by the "
             f"{' or '.join(p.__name__ for p in protocols)} protocol (see evalkit.protocols)"
         )
+    # A misspelt optional member (`symetric = True`, a method `pair`) would be silently ignored.
+    known = set().union(*map(_members, protocols)) | {m.name for m in OPTIONAL[kind]} | {"params"}
+    for attribute in sorted(a for a in set(dir(cls)) - known if not a.startswith("_")):
+        close = difflib.get_close_matches(attribute, known, n=1, cutoff=NEAR_MISS)
+        if close:
+            raise PluginContractError(
+                f"{where}: {attribute!r} is not a member of the {kind} contract, so evalkit would "
+                f"ignore it. Did you mean {close[0]!r}? Rename it to {close[0]!r}, or, if it is a "
+                f"helper of your own, make it private with a leading underscore ('_{attribute}')"
+            )
 
 
 def _members(protocol: type) -> set[str]:

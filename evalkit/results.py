@@ -6,6 +6,9 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evalkit.measures import Measure
+from evalkit.version import __version__
+
 COLUMNS = (
     "system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level",
     "sweep", "sweep_value", "value", "ci_low", "ci_high",
@@ -44,11 +47,24 @@ class Row:
     ci_low: float | None = None
     ci_high: float | None = None
 
+    @classmethod
+    def of(
+        cls, system: str, measure: Measure, value: float, ci_low: float | None = None, ci_high: float | None = None,
+    ) -> Row:
+        return cls(
+            system, measure.representation, measure.similarity, measure.tnorm, measure.averaging,
+            measure.metric, value, measure.class_, measure.level, measure.sweep, measure.sweep_value,
+            ci_low, ci_high,
+        )
+
     @property
-    def measure(self) -> tuple:
-        """Everything that says what was measured, but not for which system nor the value."""
-        return (self.representation, self.similarity, self.tnorm, self.averaging, self.metric,
-                self.class_, self.level, self.sweep, self.sweep_value)
+    def measure(self) -> Measure:
+        """What was measured, but not for which system nor the value (a set metric always has an
+        averaging; a data metric never has)."""
+        return Measure(
+            "set" if self.averaging is not None else "data", self.metric, self.representation,
+            self.similarity, self.tnorm, self.averaging, self.class_, self.level, self.sweep, self.sweep_value,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         row = asdict(self)
@@ -76,6 +92,16 @@ class Comparison:
     resamples: int
     sweep_value: float | None = None
 
+    @classmethod
+    def of(
+        cls, system: str, baseline: str, measure: Measure, difference: float, p_value: float, method: str,
+        resamples: int,
+    ) -> Comparison:
+        return cls(
+            system, baseline, measure.representation, measure.similarity, measure.tnorm, measure.averaging,
+            measure.metric, difference, p_value, method, resamples, measure.sweep_value,
+        )
+
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["difference"], out["p_value"] = _number(self.difference), _number(self.p_value)
@@ -87,16 +113,17 @@ class Agreement:
     """Kendall's τ between the system rankings of two measures (each oriented so that higher is
     better), over ``n_systems`` systems."""
 
-    measure_a: str
-    measure_b: str
+    measure_a: Measure
+    measure_b: Measure
     tau: float
     p_value: float
     n_systems: int
 
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["tau"], out["p_value"] = _number(self.tau), _number(self.p_value)
-        return out
+        return {
+            "measure_a": self.measure_a.label(), "measure_b": self.measure_b.label(),
+            "tau": _number(self.tau), "p_value": _number(self.p_value), "n_systems": self.n_systems,
+        }
 
 
 @dataclass
@@ -119,8 +146,6 @@ class Results:
     reports: list[str] = field(default_factory=list)  # the report files written (not a result)
 
     def as_dict(self) -> dict[str, Any]:
-        from evalkit import __version__
-
         return {
             "name": self.name,
             "evalkit_version": __version__,

@@ -13,25 +13,34 @@ import numpy as np
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
+from evalkit.protocols import optional
 from evalkit.registry import Registry
 
 KINDS = {"matrix": LabelMatrix, "items": ItemSets}
 
 
+def source_path(source: Any, where: str) -> tuple[str | Path | None, str | None]:
+    """The file a source names (None for inline data) and the loader it names, if any."""
+    if isinstance(source, (str, Path)):
+        return source, None
+    if isinstance(source, dict) and "path" in source:
+        return _file_spec(source, where)
+    return None, None
+
+
 def load_source(
-    source: Any, *, base: Path, where: str, registry: Registry, classes: Sequence[str] | None = None,
-    kind: str = "matrix", role: str = "reference",
+    source: Any, *, where: str, kind: str = "matrix", role: str = "reference", classes: Sequence[str] | None = None,
+    loader: Any = None, full: Path | None = None,
 ) -> LabelMatrix | ItemSets:
-    """Load one reference or system as ``kind`` data; ``role`` is "reference" or "prediction"
-    (a file holding both sides gives the one asked for). ``classes`` names unnamed matrix
-    columns (inline rows, .npy) and selects (and orders) named classes.
+    """Load one reference or system as ``kind`` data: a file with the ``loader`` the plan found
+    for it (``full`` is its path), or inline data. ``role`` is "reference" or "prediction" (a
+    file holding both sides gives the one asked for). ``classes`` names unnamed matrix columns
+    (inline rows, .npy) and selects (and orders) named classes.
     """
-    if isinstance(source, (LabelMatrix, ItemSets)):
-        data = source
-    elif isinstance(source, (str, Path)) or (isinstance(source, dict) and "path" in source):
-        path, name = (source, None) if isinstance(source, (str, Path)) else _file_spec(source, where)
-        loader, full = find_loader(path, base, where, registry, kind, name)
+    if loader is not None:
         data = loader.load(full, role)
+    elif isinstance(source, (LabelMatrix, ItemSets)):
+        data = source
     elif kind == "items":
         data = _items_from_python(source, where, classes)
     elif isinstance(source, dict):
@@ -81,7 +90,7 @@ def find_loader(
     loaders = [loader for loader in loaders if loader.kind == kind]
     candidates = [loader for loader in loaders if suffix in loader.suffixes]
     if len(candidates) > 1:
-        candidates = [loader for loader in candidates if not hasattr(loader, "sniff") or loader.sniff(full)]
+        candidates = [c for c in candidates if (sniff := optional(c, "sniff")) is None or sniff(full)]
     if len(candidates) == 1:
         return candidates[0], full
     if candidates:

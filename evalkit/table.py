@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalkit.errors import PluginContractError
-from evalkit.protocols import Array, SetMetric
+from evalkit.components import Array, SetMetric
+from evalkit.optional import optional
 
 #: Rows per chunk: small enough that a chunk stays in cache, large enough that per-chunk Python
 #: overhead is negligible.
@@ -87,7 +88,7 @@ def metric_value(
     ``matched_ref / ref``, and any metric is evaluated at those P and R (:func:`metric_of_pr`),
     except metrics that report the cardinalities themselves (``reads_cardinalities = True``).
     """
-    if matched_ref is None or getattr(metric, "reads_cardinalities", False):
+    if matched_ref is None or optional(metric, "reads_cardinalities"):
         return divide(*metric.ratio(ref, pred, inter), zero_division)
     p, r = divide(matched_pred, pred, zero_division), divide(matched_ref, ref, zero_division)
     return metric_of_pr(p, r, metric, zero_division)

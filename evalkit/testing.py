@@ -11,19 +11,28 @@ naming the component (its name and parameters), the property and the first offen
 
 The checks of one kind are small functions listed in a tuple (``TNORM_CHECKS``); a new
 property is a new function added there, and a new kind gets its own ``check_<kind>`` and tuple.
+:func:`plugin_registry` registers a plugin the way evalkit does, installed or not.
+
+This module is the stable surface for plugin tests, as :mod:`evalkit.plugin` is for plugin code;
+the rest of evalkit is internal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalkit.protocols import optional
+
+if TYPE_CHECKING:
+    from evalkit.registry import Registry
+
 __all__ = [
     "TNORM_CHECKS", "TNormGrid", "check_averaging", "check_metric", "check_representation",
-    "check_similarity", "check_tnorm", "describe",
+    "check_similarity", "check_tnorm", "describe", "plugin_registry",
 ]
 
 
@@ -48,6 +57,25 @@ def describe(component: Any) -> str:
     if not values:
         return str(name)
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
+
+
+def plugin_registry(extra: Mapping[str, object] | None = None) -> Registry:
+    """The components of the installed plugins, and of ``extra``, registered as evalkit does.
+
+    Args:
+        extra: plugins to register without installing them, by name
+            ``"<distribution>:<entry point>"``: a module (or any object) with hook
+            implementations, e.g. ``{"evalkit-mine:mine": evalkit_mine}``.
+
+    Returns:
+        A new registry: ``entry(kind, name)`` says where a component came from,
+        ``create(kind, spec)`` makes one as a config would, ``failures`` and ``conflicts`` list
+        the problems ``evalkit plugins`` would show. Pass it as ``registry=`` to
+        ``evalkit.evaluate`` to run a plugin under test.
+    """
+    from evalkit.plugins import build_registry, make_plugin_manager
+
+    return build_registry(*make_plugin_manager(extra=dict(extra or {})))
 
 
 def _first(bad: np.ndarray, **arrays: np.ndarray) -> str:
@@ -413,10 +441,11 @@ def check_similarity(
         if bad.any():
             _fail(similarity, kind, f"not symmetric: sim(x, y) != sim(y, x) at {pair(bad, xs, ys)}")
 
-    if hasattr(similarity, "pairs"):
+    pairs = optional(similarity, "pairs")
+    if pairs is not None:
         left = [x for x in xs for _ in ys]
         right = [y for _ in xs for y in ys]
-        got = np.asarray(similarity.pairs(left, right))
+        got = np.asarray(pairs(left, right))
         if got.shape != (len(left),):
             _fail(similarity, kind, f"pairs() of {len(left)} pairs has shape {got.shape}, "
                   f"expected {(len(left),)}")
@@ -425,7 +454,7 @@ def check_similarity(
             k = int(np.argwhere(bad)[0][0])
             _fail(similarity, kind, f"pairs() gives {float(got[k])!r} but matrix() "
                   f"{float(m.ravel()[k])!r} at x={left[k]!r}, y={right[k]!r}")
-        empty = np.asarray(similarity.pairs([], [])).shape
+        empty = np.asarray(pairs([], [])).shape
         if empty != (0,):
             _fail(similarity, kind, f"pairs([], []) has shape {empty}, expected (0,)")
 

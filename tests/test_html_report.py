@@ -28,7 +28,8 @@ from matplotlib.figure import Figure
 
 import evalkit
 from evalkit import __version__
-from evalkit.api import write_report
+from evalkit.measures import Measure
+from evalkit.reporting import write_reports
 from evalkit.plugins import default_registry
 from evalkit.results import Agreement, Comparison, Results, Row
 from evalkit_reports import plots
@@ -74,7 +75,8 @@ def rich() -> Results:
         for tnorm in ("minimum", "product")
         for metric, p in (("precision", 0.000999000999000999), ("f1", 0.0312))
     ]
-    measures = ["fuzzy · minimum · micro · f1", "fuzzy · product · micro · f1", "crisp · micro · f1", "kld"]
+    measures = [Measure("set", "f1", "fuzzy", None, "minimum", "micro"), Measure("set", "f1", "fuzzy", None, "product", "micro"),
+                Measure("set", "f1", "crisp", averaging="micro"), Measure("data", "kld")]
     taus = iter([1.0, 0.3333, 1.0, 0.3333, -0.3333, 1.0])
     agreement = [Agreement(a, b, next(taus), 0.33, 3) for i, a in enumerate(measures) for b in measures[i + 1:]]
     data_dir = ROOT / "configs" / "data" / "quickstart"
@@ -228,7 +230,7 @@ def test_big_grids_are_capped_and_say_so(monkeypatch):
             for i in range(10) for rep in ("fuzzy", "fuzzy_b")
             for tnorm in ("minimum", "product", "lukasiewicz") for averaging in ("micro", "macro")
             for metric in ("precision", "recall")]
-    measures = [f"m{i}" for i in range(40)]
+    measures = [Measure("data", f"m{i}") for i in range(40)]
     agreement = [Agreement(a, b, 0.5, 0.1, 10) for i, a in enumerate(measures) for b in measures[i + 1:]]
     results = Results(rows, "big", agreement=agreement)
     found = plots.gallery(results)
@@ -243,8 +245,8 @@ def test_big_grids_are_capped_and_say_so(monkeypatch):
     assert "the first 12 of 20 are drawn" in page
     assert "pairs that agree least" in page and "<details>" in page  # 780 pairs, folded away
     # a τ matrix of many "a · b · c" measures compares like with like: every T-norm at one averaging and metric
-    measures = [f"fuzzy · t{i} · {a} · {m}" for i in range(12) for a in ("micro", "macro", "weighted", "samples")
-                for m in ("precision", "recall", "f1")]
+    measures = [Measure("set", m, "fuzzy", tnorm=f"t{i}", averaging=a) for i in range(12)
+                for a in ("micro", "macro", "weighted", "samples") for m in ("precision", "recall", "f1")]
     agreement = [Agreement(a, b, 0.5, 0.1, 3) for i, a in enumerate(measures) for b in measures[i + 1:]]
     found = plots.gallery(Results([], "tnorms", agreement=agreement))
     assert found.notes == ["Kendall τ matrix: 12 of 144 measures are drawn (those with micro · precision); "
@@ -328,7 +330,8 @@ def test_png_and_svg_writers_write_one_valid_file_per_figure(tmp_path: Path):
     results = rich()
     names = [plot.name for plot in plots.gallery(results).plots]
     out = tmp_path / "reports" / "rich"
-    written = write_report(results, ["png", "svg"], out, default_registry())
+    registry = default_registry()
+    written = write_reports(results, {f: registry.create("report_writer", f) for f in ("png", "svg")}, out).paths
     expected = [tmp_path / "reports" / f"rich-{name}{suffix}" for suffix in (".png", ".svg") for name in names]
     assert written == expected
     for path in expected[: len(names)]:
@@ -422,7 +425,7 @@ def test_odd_results_render_without_error():
                 + [Row("b", None, None, None, None, "log_loss", 130.0)], "outside [0, 1]"),
         Results([Row("a", None, None, None, None, "omap_per_level", 0.5 + i / 50, level=i) for i in range(5)], "one system's levels"),
         Results([Row("a", "fuzzy", None, "minimum", "micro", "f1", 0.5, sweep="offset", sweep_value=0.0)],
-                "a sweep of one value", agreement=[Agreement("x", "y", nan, nan, 1)]),
+                "a sweep of one value", agreement=[Agreement(Measure("data", "x"), Measure("data", "y"), nan, nan, 1)]),
     ]
     for results in odd:
         page = render_html(results)

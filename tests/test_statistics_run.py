@@ -17,7 +17,7 @@ from scipy import stats as scipy_stats
 
 import evalkit
 from evalkit import stats
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, DataError
 
 RNG = np.random.default_rng(11)
 REF = RNG.random((120, 4))
@@ -196,7 +196,7 @@ def test_rank_agreement_orients_kld_against_f1():
     results = run(data={"reference": REF, "systems": systems}, averaging="micro", metrics=["f1", "kld"],
                   statistics={"agreement": True})
     (agreement,) = results.agreement
-    assert (agreement.measure_a, agreement.measure_b, agreement.n_systems) == ("fuzzy · minimum · micro · f1", "kld", 3)
+    assert (agreement.measure_a.label(), agreement.measure_b.label(), agreement.n_systems) == ("fuzzy · minimum · micro · f1", "kld", 3)
     assert agreement.tau == pytest.approx(1.0)  # lower KLD ranks like higher F
     two = run(statistics={"agreement": True})
     assert two.agreement == [] and "rank agreement needs at least 3 systems; this run has 2" in two.notes
@@ -233,13 +233,18 @@ def test_a_parameter_sweep_keeps_the_component_label():
     ("sweep", "problem"),
     [
         ({"vary": "tnorm.q", "values": [1]}, r"sweep.vary: no tnorm of this config has a parameter 'q' \(minimum\)"),
-        ({"vary": "offset", "values": [0.1], "samples": ["x"]}, r"sweep.samples: no sample 'x'; the data has no ids"),
         ({"vary": "speed", "values": [1]}, r"sweep.vary: must be offset or FIELD.PARAMETER"),
     ],
 )
 def test_sweep_mistakes_are_explained(sweep, problem):
     with pytest.raises(ConfigError, match=problem):
         run(sweep=sweep)
+
+
+def test_offset_samples_must_be_in_the_data():
+    """Which samples exist is known only from the data: a data error, after the plan."""
+    with pytest.raises(DataError, match=r"sweep.samples: no sample 'x'; the data has no ids"):
+        run(sweep={"vary": "offset", "values": [0.1], "samples": ["x"]})
 
 
 # ------------------------------------------------------------------ provenance and reproducibility
@@ -282,7 +287,7 @@ def test_agreement_compares_measures_that_differ_in_one_respect():
     systems = {name: np.clip(REF + RNG.normal(0, noise, REF.shape), 0, 1) for name, noise in (("a", 0.1), ("b", 0.3), ("c", 0.2))}
     results = run(data={"reference": REF, "systems": systems}, tnorm=["minimum", "product"], averaging=["micro", "macro"],
                   metrics=["precision", "kld"], statistics={"agreement": True})
-    pairs = {(a.measure_a, a.measure_b) for a in results.agreement}
+    pairs = {(a.measure_a.label(), a.measure_b.label()) for a in results.agreement}
     # 4 set measures: 4 pairs differ in one respect (T-norm or averaging), 2 in both; kld meets all 4.
     assert len(pairs) == 4 + 4
     assert ("fuzzy · minimum · micro · precision", "fuzzy · product · micro · precision") in pairs

@@ -9,6 +9,7 @@ the page still reads cleanly on GitHub, without the section)::
     <!-- evalkit:python-api -->     evalkit.evaluate and evalkit.run
     <!-- evalkit:hookspecs -->      the hook specifications of evalkit/hookspecs.py
     <!-- evalkit:protocols -->      the component protocols of evalkit/protocols.py
+    <!-- evalkit:optional-members -->  the optional members of each kind (protocols.OPTIONAL)
     <!-- evalkit:author-kit -->     the check_<kind> functions of evalkit.testing
     <!-- evalkit:results config=NAME rows=FIELD,... columns=FIELD where=FIELD:VALUE,FIELD!VALUE -->
                                     a pivot of the result rows of the YAML config named NAME on
@@ -98,6 +99,7 @@ def generate(name: str, args: dict[str, str], page_markdown: str = "") -> str:
         "python-api": python_api,
         "hookspecs": hookspecs,
         "protocols": protocols,
+        "optional-members": optional_members,
         "author-kit": author_kit,
         "results": lambda: results(page_markdown, **args),
     }
@@ -507,6 +509,8 @@ def components() -> str:
 
 def _facts(cls: type) -> str:
     """What a component's class attributes declare, in words."""
+    from evalkit.protocols import optional
+
     facts = []
     if isinstance(getattr(cls, "data", None), str):
         uses = sorted(getattr(cls, "uses", ()))
@@ -520,11 +524,11 @@ def _facts(cls: type) -> str:
         facts.append("A set metric (a ratio of the cardinalities): every representation and averaging applies")
     elif hasattr(cls, "update") and hasattr(cls, "compute"):
         facts.append("A data metric: reads the data, not the cardinality table; no representation or averaging")
-    if getattr(cls, "ranks", False):
+    if optional(cls, "ranks"):
         facts.append("Only ranks the predictions: a run whose metrics all rank accepts any finite scores")
     if hasattr(cls, "matrix"):
-        extras = [m for m in ("pairs", "check") if hasattr(cls, m)]
-        sym = "symmetric" if getattr(cls, "symmetric", False) else "not declared symmetric"
+        extras = [m for m in ("pairs", "check") if optional(cls, m) is not None]
+        sym = "symmetric" if optional(cls, "symmetric") else "not declared symmetric"
         facts.append(f"Similarity: {sym}" + (f"; offers {', '.join(f'`{m}`' for m in extras)}" if extras else ""))
     return ". ".join(facts) + "." if facts else ""
 
@@ -574,17 +578,19 @@ def python_api() -> str:
 
 
 def _protocols() -> list[type]:
-    """The protocol classes of evalkit.protocols, in source order."""
-    from evalkit import protocols as module
+    """The protocol classes evalkit.protocols offers, in source order (those that need nothing
+    but arrays are defined in evalkit.components)."""
+    from evalkit import components, protocols
 
     return [
-        obj for obj in vars(module).values()
+        obj for module in (components, protocols) for obj in vars(module).values()
         if inspect.isclass(obj) and obj.__module__ == module.__name__ and getattr(obj, "_is_protocol", False)
     ]
 
 
 def _protocol_links() -> dict[str, str]:
-    return {f"evalkit.protocols.{p.__name__}": f"#protocol-{p.__name__.lower()}" for p in _protocols()}
+    links = {f"evalkit.protocols.{p.__name__}": f"#protocol-{p.__name__.lower()}" for p in _protocols()}
+    return {**links, "OPTIONAL": "plugins.md#optional-members"}
 
 
 def hookspecs() -> str:
@@ -670,7 +676,19 @@ def protocols() -> str:
         out += [docstring(protocol.__doc__, links) or "Required of every component, whatever its kind.", ""]
     for helper in ("NoParams", "BaseComponent"):
         obj = getattr(module, helper)
-        out += [f"### `evalkit.{helper}` {{#helper-{helper.lower()}}}", "", docstring(obj.__doc__, links), ""]
+        out += [f"### `evalkit.plugin.{helper}` {{#helper-{helper.lower()}}}", "", docstring(obj.__doc__, links), ""]
+    return "\n".join(out)
+
+
+def optional_members() -> str:
+    """The table of every kind's optional members, from their declarations."""
+    from evalkit.protocols import OPTIONAL
+
+    out = ["| kind | member | default | what offering it means |", "|---|---|---|---|"]
+    for kind, members in OPTIONAL.items():
+        for member in members:
+            default = "absent" if member.args is not None else f"`{member.default!r}`"
+            out.append(f"| `{kind}` | `{member.signature}` | {default} | {inline(member.meaning, table=True)} |")
     return "\n".join(out)
 
 
@@ -719,6 +737,15 @@ def author_kit() -> str:
             out += [f"The properties, in the order `check_{kind}` runs them (`evalkit.testing.{kind.upper()}_CHECKS`):", ""]
             out += [f"1. `{f.__name__}`: {inline(first_paragraph(f.__doc__))}" for f in properties]
             out.append("")
+    out += [
+        "### `plugin_registry` {#plugin_registry}",
+        "",
+        "```python",
+        signature(testing.plugin_registry, "evalkit.testing.plugin_registry"),
+        "```",
+        "",
+        docstring(testing.plugin_registry.__doc__),
+    ]
     return "\n".join(out)
 
 

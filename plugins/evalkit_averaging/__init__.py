@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from evalkit import hookimpl
-from evalkit.protocols import Array, BaseComponent, SetMetric
-from evalkit.table import Summary, metric_of_pr
+from evalkit.plugin import Array, BaseComponent, SetMetric, Summary, hookimpl, metric_of_pr
 
 
 @hookimpl

@@ -10,9 +10,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit import hookimpl
-from evalkit.protocols import Array, BaseComponent, Similarity, TNorm
-from evalkit.table import CardinalityTable
+from evalkit.plugin import Array, BaseComponent, CardinalityTable, Similarity, TNorm, hookimpl
 
 
 @hookimpl

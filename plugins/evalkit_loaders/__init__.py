@@ -9,11 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit import hookimpl
-from evalkit.data import LabelMatrix
-from evalkit.errors import DataError
-from evalkit.items import DEFAULT_CLASS, ItemSets
-from evalkit.protocols import BaseComponent
+from evalkit.plugin import DEFAULT_CLASS, BaseComponent, DataError, ItemSets, LabelMatrix, hookimpl
 
 
 @hookimpl

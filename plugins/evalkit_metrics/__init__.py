@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit import hookimpl
-from evalkit.protocols import Array, BaseComponent
+from evalkit.plugin import Array, BaseComponent, hookimpl
 
 
 @hookimpl

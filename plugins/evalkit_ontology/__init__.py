@@ -8,7 +8,7 @@ smallest number of edges between two classes, with the ontology taken as undirec
 
 from __future__ import annotations
 
-from evalkit import hookimpl
+from evalkit.plugin import hookimpl
 from evalkit_ontology.metrics import MeanAveragePrecision, OntologyMAP
 from evalkit_ontology.omap import average_precision, obce_weights, omap
 from evalkit_ontology.ontology import Ontology, OntologySimilarity, load_ontology

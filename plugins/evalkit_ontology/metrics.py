@@ -14,8 +14,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.errors import DataError
-from evalkit.protocols import Array, BaseComponent
+from evalkit.plugin import Array, BaseComponent, DataError, PerClass, PerLevel
 from evalkit_ontology.omap import average_precision, omap
 from evalkit_ontology.ontology import OntologyFile
 
@@ -76,7 +75,7 @@ class MeanAveragePrecision(_RankingMetric):
             ap[~targets.any(axis=0)] = np.nan
         out: dict[str, Any] = {"map": float(np.nanmean(ap)) if not np.isnan(ap).all() else np.nan}
         if self.params.per_class:
-            out["map_per_class"] = ap
+            out["map_per_class"] = PerClass(ap)
         return out
 
 
@@ -124,7 +123,7 @@ class OntologyMAP(_RankingMetric):
             targets, scores, self.distances, no_positive=p.no_positive, unlabeled=p.unlabeled,
             disconnected=p.disconnected, classes=self.classes or None,
         )
-        out = {k: result[k] for k in ("omap", "omap_lambda0", "omap_per_level")}
+        out = {"omap": result["omap"], "omap_lambda0": result["omap_lambda0"], "omap_per_level": PerLevel(result["omap_per_level"])}
         if p.per_class:
-            out["omap_per_class"] = result["ap_per_level"].mean(axis=0)
+            out["omap_per_class"] = PerClass(result["ap_per_level"].mean(axis=0))
         return out

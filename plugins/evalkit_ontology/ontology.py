@@ -55,16 +55,18 @@ import tempfile
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import networkx as nx
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from scipy import sparse
-from scipy.sparse import csgraph
 
-from evalkit.errors import ConfigError, DataError
-from evalkit.protocols import Array, BaseComponent, ConfigPath
+from evalkit.plugin import Array, BaseComponent, ConfigError, ConfigPath, DataError
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+# networkx and scipy are imported where a graph is read or distances computed, not here: the
+# registry imports every plugin (``evalkit plugins``), and they would double its start-up time.
 
 Format = Literal["audioset", "edgelist", "graphml", "node_link"]
 
@@ -216,6 +218,8 @@ class Ontology:
     def graph(self) -> nx.DiGraph:
         """The ontology as a networkx DiGraph (parent → child; nodes keyed by id, with ``name``)."""
         if self._graph is None:
+            import networkx as nx
+
             graph = nx.DiGraph()
             graph.add_nodes_from(
                 (node, {} if name is None else {"name": name})
@@ -321,6 +325,9 @@ class Ontology:
         return self._distances
 
     def _compute(self) -> np.ndarray:
+        from scipy import sparse
+        from scipy.sparse import csgraph
+
         n = len(self)
         adjacency = sparse.csr_array(
             (np.ones(len(self._parents)), (self._parents, self._children)), shape=(n, n)
@@ -523,6 +530,8 @@ def _audioset(parsed: Any, common: dict[str, Any]) -> Ontology:
 
 
 def _node_link(parsed: Any, common: dict[str, Any]) -> Ontology:
+    import networkx as nx
+
     source = common["source"]
     if not isinstance(parsed, dict) or "nodes" not in parsed:
         raise DataError(f"ontology {source!r}: node-link JSON is an object with 'nodes' and 'links'")
@@ -540,6 +549,8 @@ def _node_link(parsed: Any, common: dict[str, Any]) -> Ontology:
 
 
 def _graphml(data: bytes, common: dict[str, Any]) -> Ontology:
+    import networkx as nx
+
     try:
         graph = nx.read_graphml(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 (XML parse errors, networkx errors)

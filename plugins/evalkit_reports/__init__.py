@@ -7,10 +7,15 @@ import csv
 import io
 import json
 
-from evalkit import hookimpl
-from evalkit.pivot import comparison_table, markdown, tables
-from evalkit.protocols import BaseComponent
-from evalkit.results import COLUMNS, Results
+from evalkit.plugin import (
+    COLUMNS,
+    BaseComponent,
+    Results,
+    comparison_table,
+    hookimpl,
+    markdown,
+    tables,
+)
 from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
 
 

@@ -22,11 +22,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
-from evalkit.pivot import comparison_table, p_value_text, tables
-from evalkit.protocols import BaseComponent
-from evalkit.results import Results
+from evalkit.plugin import (
+    BaseComponent,
+    Results,
+    __version__,
+    comparison_table,
+    p_value_text,
+    tables,
+)
 
 #: (heading, Row attribute) of each comparison axis listed at the top of the report.
 AXES = (
@@ -97,8 +100,6 @@ def _sweep_label(value: float | None) -> str:
 # --- the page ---------------------------------------------------------------------------------
 
 def render_html(results: Results) -> str:
-    from evalkit import __version__
-
     provenance = results.provenance or {}
     title = results.name or "evalkit results"
     version = provenance.get("evalkit_version") or __version__
@@ -328,6 +329,8 @@ def _provenance(results: Results) -> str:
 
 
 def _dump(config: Any) -> str:
+    import yaml  # only reports need it: registering the writers imports this module
+
     try:
         return yaml.safe_dump(config, sort_keys=False, allow_unicode=True, default_flow_style=False)
     except yaml.YAMLError:

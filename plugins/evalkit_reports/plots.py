@@ -45,8 +45,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from evalkit.pivot import level_differences
-from evalkit.results import Results, Row
+from evalkit.plugin import Measure, Results, Row, atomic_write, level_differences
 
 #: Resolution of the image files; a page shows them at DISPLAY_DPI, so they stay sharp on HiDPI.
 DPI = 150
@@ -178,8 +177,7 @@ def write_images(results: Results, out: Path, fmt: str) -> list[Path]:
     written = []
     for plot in gallery(results).plots:
         path = out.with_name(f"{out.name}-{plot.name}.{fmt}")
-        path.write_bytes(image(plot, fmt))
-        written.append(path)
+        written.append(atomic_write(path, image(plot, fmt)))
     return written
 
 
@@ -445,7 +443,7 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
             if i == 0:
                 ax.set_title(averaging, fontweight="bold")
             if j == 0:
-                ax.set_ylabel(_wrap(_join(key), 18))
+                ax.set_ylabel(_wrap(key, 18))
             if unit:
                 ax.set_ylim(0, 1.04)
             elif any(r.value < 0 for r in combo if not math.isnan(r.value)):
@@ -459,9 +457,9 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
     return fig
 
 
-def _wrap(text: str, width: int) -> str:
-    """Break a long axis label at its " · " separators."""
-    parts, lines = text.split(" · "), [""]
+def _wrap(key: Iterable[object], width: int) -> str:
+    """A long axis label of parts, broken between parts."""
+    parts, lines = [str(p) for p in key if p is not None], [""]
     for part in parts:
         if lines[-1] and len(lines[-1]) + len(part) + 3 > width:
             lines.append(part)
@@ -683,29 +681,37 @@ def _agreement(results: Results, notes: list[str]) -> list[Plot]:
         caption=(f"Kendall's τ between the system rankings of each pair of measures ({systems} systems): "
                  "1 ranks the systems identically, −1 in reverse. Blue agrees, red disagrees."),
         alt=(f"Symmetric matrix heatmap of Kendall's tau between {len(measures)} measures "
-             f"({_words(measures)}), values from −1 (red) to 1 (blue), annotated."),
+             f"({_words([m.label() for m in measures])}), values from −1 (red) to 1 (blue), annotated."),
         draw=lambda: _draw_agreement(results, measures),
     )]
 
 
-def _narrow(measures: list[str]) -> tuple[list[str], str]:
-    """At most MAX_MEASURES measures for the τ matrix: measures named ``a · b · c`` are narrowed to
-    those sharing the first measure's last parts (its metric, then its averaging…), so that the
-    matrix compares like with like (e.g. every T-norm at micro F1); otherwise the first ones."""
-    split = [m.split(" · ") for m in measures]
+def _narrow(measures: list[Measure]) -> tuple[list[Measure], str]:
+    """At most MAX_MEASURES measures for the τ matrix: measures of the same parts are narrowed
+    to those sharing the first measure's last parts (its metric, then its averaging…), so that
+    the matrix compares like with like (e.g. every T-norm at micro F1); otherwise the first ones."""
+    split = [_parts(m) for m in measures]
     chosen, fixed = list(range(len(measures))), []
-    if len({len(parts) for parts in split}) == 1:
+    if len({tuple(k for k, _ in parts) for parts in split}) == 1:
         for i in reversed(range(len(split[0]))):
             if len(chosen) <= MAX_MEASURES:
                 break
             value = split[chosen[0]][i]
             narrowed = [j for j in chosen if split[j][i] == value]
             if len(narrowed) >= 2 and len(narrowed) < len(chosen):
-                chosen, fixed = narrowed, [value, *fixed]
+                chosen, fixed = narrowed, [value[1], *fixed]
     return [measures[j] for j in chosen[:MAX_MEASURES]], " · ".join(fixed)
 
 
-def _draw_agreement(results: Results, measures: list[str]) -> Figure:
+def _parts(measure: Measure) -> list[tuple[str, str]]:
+    """(part, shown value) of a measure, the sweep value last."""
+    parts = [(k, f"λ={v}" if k == "level" else str(v)) for k, v in measure.parts()]
+    if measure.sweep is not None and measure.sweep_value is not None:
+        parts.append(("sweep_value", f"{measure.sweep}={measure.sweep_value:g}"))
+    return parts
+
+
+def _draw_agreement(results: Results, measures: list[Measure]) -> Figure:
     index = {m: i for i, m in enumerate(measures)}
     n = len(measures)
     matrix = np.full((n, n), np.nan)
@@ -736,14 +742,13 @@ def _draw_agreement(results: Results, measures: list[str]) -> Figure:
     return fig
 
 
-def _common_parts(measures: list[str]) -> tuple[str, list[str]]:
-    """Measures named ``a · b · c``: the parts every measure shares in the same place (said once,
-    in the title), and each name without them."""
-    split = [m.split(" · ") for m in measures]
-    if len({len(parts) for parts in split}) != 1 or len(split[0]) < 2:
-        return "", measures
+def _common_parts(measures: list[Measure]) -> tuple[str, list[str]]:
+    """The parts every measure shares (said once, in the title), and each name without them."""
+    split = [_parts(m) for m in measures]
+    if len({tuple(k for k, _ in parts) for parts in split}) != 1 or len(split[0]) < 2:
+        return "", [m.label() for m in measures]
     same = [i for i in range(len(split[0])) if len({parts[i] for parts in split}) == 1]
     if len(same) == len(split[0]):
-        return "", measures
-    names = [" · ".join(p for i, p in enumerate(parts) if i not in same) for parts in split]
-    return " · ".join(split[0][i] for i in same), names
+        return "", [m.label() for m in measures]
+    names = [" · ".join(v for i, (_, v) in enumerate(parts) if i not in same) for parts in split]
+    return " · ".join(split[0][i][1] for i in same), names

@@ -15,12 +15,18 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit import hookimpl
-from evalkit.cells import Cells, cross_blocks
-from evalkit.errors import DataError
-from evalkit.items import ItemSets
-from evalkit.protocols import Array, BaseComponent, Similarity, TNorm
-from evalkit.table import CardinalityTable
+from evalkit.plugin import (
+    Array,
+    BaseComponent,
+    CardinalityTable,
+    Cells,
+    DataError,
+    ItemSets,
+    Similarity,
+    TNorm,
+    cross_blocks,
+    hookimpl,
+)
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 
 

@@ -25,10 +25,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.data import LabelMatrix
-from evalkit.errors import DataError
-from evalkit.items import ItemSets
-from evalkit.protocols import BaseComponent
+from evalkit.plugin import BaseComponent, DataError, ItemSets, LabelMatrix
 
 #: Accepted header names of the four columns of an event list (case-insensitive).
 HEADER_NAMES = {

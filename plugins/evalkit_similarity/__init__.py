@@ -10,9 +10,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit import hookimpl
-from evalkit.errors import ConfigError, DataError
-from evalkit.protocols import Array, BaseComponent, ConfigPath
+from evalkit.plugin import Array, BaseComponent, ConfigError, ConfigPath, DataError, hookimpl
 
 
 @hookimpl

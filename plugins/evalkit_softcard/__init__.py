@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from scipy.optimize import linear_sum_assignment
 
-from evalkit import hookimpl
-from evalkit.cells import Cells, cross_blocks, pair_similarities
-from evalkit.contracts import who
-from evalkit.errors import PluginContractError
-from evalkit.items import ItemSets
-from evalkit.protocols import BaseComponent, Similarity, TNorm
-from evalkit.table import CardinalityTable
+from evalkit.plugin import (
+    BaseComponent,
+    CardinalityTable,
+    Cells,
+    ItemSets,
+    PluginContractError,
+    Similarity,
+    TNorm,
+    cross_blocks,
+    hookimpl,
+    optional,
+    pair_similarities,
+    who,
+)
 
 
 @hookimpl
@@ -67,7 +73,8 @@ class SoftCardinality(BaseComponent):
             union[start : start + g] = own[start : start + g] + np.einsum("ij->i", sim[:g, g:])
             union[start + g : start + k] = own[start + g : start + k] + np.einsum("ij->i", sim[g:, :g])
         i, j = cells.pairs(np.flatnonzero(~blocks), cross=False)
-        if getattr(similarity, "symmetric", False):
+        symmetric = optional(similarity, "symmetric")
+        if symmetric:
             # Each unordered pair once, counted for both items; sim(a, a) = 1 by contract.
             i, j = i[i < j], j[i < j]
             diagonal = np.bincount(np.flatnonzero(~blocks[cells.cell_of_item]), minlength=n)
@@ -77,7 +84,7 @@ class SoftCardinality(BaseComponent):
         same_side = sim * (cells.in_ref[i] == cells.in_ref[j])
         union += np.bincount(i, weights=sim, minlength=n)
         own += np.bincount(i, weights=same_side, minlength=n)
-        if getattr(similarity, "symmetric", False):
+        if symmetric:
             union += np.bincount(j, weights=sim, minlength=n)
             own += np.bincount(j, weights=same_side, minlength=n)
         if n and (union.min() <= 0 or own.min() <= 0):
@@ -154,6 +161,8 @@ class ThresholdMatch(BaseComponent):
 
 def max_matching(sim: np.ndarray, threshold: float) -> int:
     """The most pairs with sim >= threshold, each row and column used at most once."""
+    from scipy.optimize import linear_sum_assignment  # here: scipy.optimize takes 0.15 s to import
+
     eligible = sim >= threshold
     if not eligible.any():
         return 0

@@ -48,9 +48,7 @@ from rapidfuzz.distance import (
     Levenshtein,
 )
 
-from evalkit import hookimpl
-from evalkit.errors import DataError
-from evalkit.protocols import Array, BaseComponent
+from evalkit.plugin import Array, BaseComponent, DataError, hookimpl
 
 
 @hookimpl
@@ -123,8 +121,6 @@ def _not_text(similarity: str, item: Any, where: str = "", more: int = 0) -> Dat
 
 
 class StringSimilarity(BaseComponent):
-    symmetric = True  # every measure here is symmetric (evalkit.testing.check_similarity checks it)
-
     """Base of the string similarities: one rapidfuzz scorer, scaled to [0, 1].
 
     A subclass sets ``name``, ``scorer`` (a rapidfuzz scorer, wrapped in ``staticmethod``: the
@@ -132,6 +128,8 @@ class StringSimilarity(BaseComponent):
     ``fuzz`` ratios, 1 for ``normalized_similarity``) and, when its scorer has options,
     ``scorer_kwargs``.
     """
+
+    symmetric = True  # every measure here is symmetric (evalkit.testing.check_similarity checks it)
 
     name: ClassVar[str]
     Params: ClassVar[type[BaseModel]] = StringParams

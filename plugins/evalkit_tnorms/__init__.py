@@ -13,8 +13,7 @@ import math
 from typing import Annotated, Any
 
 import numpy as np
-from evalkit import hookimpl
-from evalkit.protocols import Array, BaseComponent
+from evalkit.plugin import Array, BaseComponent, hookimpl
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 

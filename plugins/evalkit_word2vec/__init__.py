@@ -25,9 +25,16 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalkit import hookimpl
-from evalkit.errors import ConfigError, DataError
-from evalkit.protocols import Array, BaseComponent, ConfigPath
+from evalkit.plugin import (
+    Array,
+    BaseComponent,
+    ConfigError,
+    ConfigPath,
+    DataError,
+    create_component,
+    hookimpl,
+    optional,
+)
 
 
 @hookimpl
@@ -225,13 +232,8 @@ class Word2Vec(BaseComponent):
     def fallback(self) -> Any:
         """The fallback similarity, created from ``params.fallback`` at first use."""
         if self._fallback is None:
-            registry = self._registry
-            if registry is None:
-                from evalkit.plugins import default_registry
-
-                registry = default_registry()
-            self._fallback = registry.create(
-                "similarity", self.params.fallback, where=f"{self.who}: fallback"
+            self._fallback = create_component(
+                "similarity", self.params.fallback, where=f"{self.who}: fallback", registry=self._registry
             )
         return self._fallback
 
@@ -245,7 +247,7 @@ class Word2Vec(BaseComponent):
         """
         vocabulary = self.keyed_vectors().key_to_index
         if self.params.oov == "fallback":
-            check = getattr(self.fallback(), "check", None)
+            check = optional(self.fallback(), "check")
             if check is not None:
                 check(samples)
             return
@@ -416,7 +418,7 @@ class Word2Vec(BaseComponent):
         return np.asarray(fallback.matrix(xs, ys), dtype=np.float64)  # checked by its guard
 
     def _fallback_pairs(self, fallback: Any, xs: list[Any], ys: list[Any]) -> np.ndarray:
-        pairs: Callable[..., Any] | None = getattr(fallback, "pairs", None)
+        pairs: Callable[..., Any] | None = optional(fallback, "pairs")
         if pairs is not None:
             return np.asarray(pairs(xs, ys), dtype=np.float64)
         # No pairs(): diagonals of matrices over blocks, to bound the wasted work and memory.

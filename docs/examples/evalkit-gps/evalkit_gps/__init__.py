@@ -7,12 +7,12 @@ entry-point group, exactly as evalkit's built-in plugins register theirs.
 
 from __future__ import annotations
 
-import evalkit
+from evalkit.plugin import hookimpl
 from evalkit_gps.route_grid import RouteGrid, grid_cells, project, read_routes
 
 __all__ = ["RouteGrid", "grid_cells", "project", "read_routes"]
 
 
-@evalkit.hookimpl
+@hookimpl
 def evalkit_register_similarities(register):
     register(RouteGrid)

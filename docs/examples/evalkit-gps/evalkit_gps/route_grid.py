@@ -47,14 +47,15 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from scipy import sparse
 
-from evalkit.errors import ConfigError, DataError
-from evalkit.protocols import Array, BaseComponent, ConfigPath
+from evalkit.plugin import Array, BaseComponent, ConfigError, ConfigPath, DataError
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 #: The mean Earth radius (IUGG), in metres.
 EARTH_RADIUS = 6_371_008.8
@@ -377,6 +378,10 @@ class RouteGrid(BaseComponent):
     def _onehot(self, routes: list[str], vocabulary: np.ndarray, near: bool = False) -> sparse.csr_array:
         """The (len(routes), len(vocabulary)) 0/1 matrix of the cells each route visits (or, with
         ``near``, visits or passes next to)."""
+        # scipy is imported here, not with the module: evalkit imports every plugin to build its
+        # registry (`evalkit plugins`), and scipy would make that several times slower.
+        from scipy import sparse
+
         codes = [(self.near if near else self.cells)(route) for route in routes]
         indptr = np.concatenate([[0], np.cumsum([len(c) for c in codes])])
         indices = np.searchsorted(vocabulary, np.concatenate(codes))

@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 import evalkit
-from evalkit.errors import ConfigError, DataError
-from evalkit.plugins import default_registry
-from evalkit.testing import check_similarity
+from evalkit.plugin import ConfigError, DataError
+from evalkit.testing import check_similarity, plugin_registry
 from evalkit_gps.route_grid import EARTH_RADIUS, SHIFT, RouteGrid, RouteGridParams, grid_cells
 
 EXAMPLE = Path(__file__).resolve().parents[1]
@@ -291,7 +290,7 @@ def test_a_missing_file_is_a_config_error(tmp_path):
 
 
 def test_the_plugin_is_discovered_through_its_entry_point():
-    entry = default_registry().entry("similarity", "route_grid")
+    entry = plugin_registry().entry("similarity", "route_grid")
     assert entry.distribution == "evalkit-gps"
     assert entry.cls is RouteGrid
 

@@ -1,0 +1,140 @@
+"""The memory a run's statistics will need, estimated before any data value is read, and the
+memory this machine has, so that a run that cannot fit is refused at once with the figures.
+
+Only the statistics scale with a number the user picks (the resamples) times the data size; the
+rest of a run holds the data and one chunk at a time. The sizes come from cheap looks at the
+sources: a ``.npy``/``.npz`` header, the number of lines of a text file (an upper bound on its
+samples), the length of inline data. So the estimate is an upper bound for long formats (one
+line per event) and close for matrices.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Bytes read per block when counting lines.
+_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Size:
+    """An estimate of a data source's samples and classes."""
+
+    samples: int
+    classes: int
+
+
+def size_of(value: Any, full: Path | None) -> Size:
+    """Samples and classes of a source: a file or folder (``full``) or data given inline."""
+    if full is not None:
+        files = sorted(p for p in full.rglob("*") if p.is_file()) if full.is_dir() else [full]
+        sizes = [_file_size(f) for f in files] or [Size(0, 1)]
+        return Size(sum(s.samples for s in sizes), max(s.classes for s in sizes))
+    values = value.get("values", value.get("items")) if isinstance(value, dict) else getattr(value, "values", value)
+    shape = np.shape(values) if isinstance(values, np.ndarray) else (len(values),) if hasattr(values, "__len__") else (1,)
+    first = values[0] if shape[0] and not isinstance(values, np.ndarray) and isinstance(values, (list, tuple)) else None
+    classes = shape[1] if len(shape) > 1 else len(first) if isinstance(first, (list, tuple, dict)) else 1
+    return Size(int(shape[0]), max(int(classes), 1))
+
+
+def _file_size(path: Path) -> Size:
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            with path.open("rb") as handle:
+                return _npy_size(handle)
+        if suffix == ".npz":
+            with zipfile.ZipFile(path) as archive:
+                sizes = [_npy_size(archive.open(name)) for name in archive.namelist() if name.endswith(".npy")]
+            return max(sizes, key=lambda s: s.samples * s.classes, default=Size(0, 1))
+        return _text_size(path)
+    except (OSError, ValueError, zipfile.BadZipFile):
+        return Size(0, 1)  # unreadable: the loader says why when the data is read
+
+
+def _npy_size(handle: Any) -> Size:
+    version = np.lib.format.read_magic(handle)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape = read(handle)[0]  # the header only, no values
+    return Size(int(shape[0]) if shape else 1, int(np.prod(shape[1:])) if len(shape) > 1 else 1)
+
+
+def _text_size(path: Path) -> Size:
+    lines, first = 0, b""
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(_BLOCK), b""):
+            if not first:
+                first = block.split(b"\n", 1)[0]
+            lines += block.count(b"\n")
+    fields = max(first.count(b","), first.count(b"\t"), first.count(b" ")) + 1
+    return Size(max(lines, 1), max(fields - 1, 1))
+
+
+@dataclass(frozen=True)
+class Need:
+    """One part of a run's memory: how many bytes, what for, and what to lower."""
+
+    bytes: int
+    what: str
+    lower: str
+
+
+def statistics_needs(
+    size: Size, systems: int, measures: int, combinations: int, bootstrap: int | None, test: int | None,
+    test_method: str = "permutation",
+) -> list[Need]:
+    """The largest allocations of the statistics section (each in bytes).
+
+    Bootstrap: the resample counts (int32, resamples x samples), a float64 block of them
+    (resamples x 16,384 samples at most), and the replicate values (resamples x measures).
+    Every system keeps each combination's per-sample cardinality table (5 float64 columns).
+    A permutation test stacks two systems and draws float64 masks (resamples x 2 x samples).
+    """
+    n, c = size.samples, size.classes
+    block = min(n, 16384)
+    needs = [
+        Need(systems * combinations * n * c * 5 * 8, f"per-sample tables ({systems} systems x {combinations} "
+             f"combinations x {n:,} samples x {c} classes)", "the systems, classes or combinations compared"),
+    ]
+    if bootstrap:
+        needs.append(Need(
+            bootstrap * (n * 4 + block * 8 + measures * 8),
+            f"bootstrap ({bootstrap:,} resamples x {n:,} samples)", "`statistics.bootstrap.resamples`",
+        ))
+    if test:
+        factor = 2 * 8 * 3 if test_method == "permutation" else 4
+        needs.append(Need(
+            test * (n * factor + block * 8 + measures * 8),
+            f"paired {test_method} tests ({test:,} resamples x {n:,} samples)", "`statistics.test.resamples`",
+        ))
+    return needs
+
+
+def available_memory() -> int | None:
+    """Bytes this machine can give a process now (Linux ``MemAvailable``; else free pages)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def human(n: float) -> str:
+    """``1.09 TiB``: bytes in binary units."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.3g} PiB"

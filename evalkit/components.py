@@ -1,0 +1,80 @@
+"""What every component is, and the kinds that need nothing but arrays (T-norms, similarities,
+set metrics): the leaf of the core's types, which the data types build on.
+
+:mod:`evalkit.protocols` holds every kind's protocol; plugins import all of it from
+:mod:`evalkit.plugin`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo
+
+Array = NDArray[np.floating]
+
+
+class NoParams(BaseModel):
+    """The parameter model of a component that takes none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def _against_config(path: Path, info: ValidationInfo) -> Path:
+    base = (info.context or {}).get("base")
+    path = path.expanduser()
+    return base / path if base is not None and not path.is_absolute() else path
+
+
+#: A parameter that is a file: a relative path is taken relative to the config file's folder
+#: (from Python, the working directory).
+ConfigPath = Annotated[Path, AfterValidator(_against_config)]
+
+
+class BaseComponent:
+    """An optional base for components: keeps the validated ``params`` (``NoParams`` unless a
+    subclass sets ``Params``). Nothing requires it; it only saves writing ``__init__``.
+    """
+
+    Params: ClassVar[type[BaseModel]] = NoParams
+
+    def __init__(self, params: BaseModel) -> None:
+        self.params = params
+
+
+@runtime_checkable
+class Component(Protocol):
+    name: ClassVar[str]
+    Params: ClassVar[type[BaseModel]]
+
+
+@runtime_checkable
+class TNorm(Component, Protocol):
+    """A fuzzy intersection T: [0,1]² → [0,1], commutative, associative, monotone, T(a,1)=a."""
+
+    def __call__(self, a: Array, b: Array) -> Array: ...
+
+
+@runtime_checkable
+class Similarity(Component, Protocol):
+    """A similarity in [0, 1] between items, computed for whole lists at once.
+
+    ``matrix(xs, ys)`` is the (len(xs), len(ys)) matrix. The optional ``pairs``, ``check`` and
+    ``symmetric`` (:data:`OPTIONAL`) make it faster or stricter.
+    """
+
+    def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array: ...
+
+
+@runtime_checkable
+class SetMetric(Component, Protocol):
+    """A set ratio: returns (numerator, denominator) arrays from |G|, |P| and |G ∩ P|.
+
+    Optional: ``reads_cardinalities`` (:data:`OPTIONAL`).
+    """
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]: ...

@@ -1,0 +1,134 @@
+"""Executing a plan: read and align the data, then score every system at every sweep value,
+with the intervals, paired tests and rank agreement the statistics section asks for.
+
+Everything config-level was checked by the plan (:mod:`evalkit.plan`); what can fail here is
+the data itself (a value out of range, a missing id) or a plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from evalkit.data import LabelMatrix, align
+from evalkit.engine import Scores, score_system
+from evalkit.items import ItemSets
+from evalkit.plan import Plan, Source, Step
+from evalkit.progress import Progress
+from evalkit.protocols import optional
+from evalkit.provenance import described_file
+from evalkit.results import Agreement, Comparison, Row
+from evalkit.sources import load_source, source_path
+from evalkit.sweeps import offset
+from evalkit.uncertainty import (
+    Sample, bootstrap_bounds, jackknife_across_runs, paired_tests, rank_agreement, rows_of,
+)
+
+
+@dataclass
+class Scored:
+    """Everything a run computed, before it becomes :class:`evalkit.results.Results`."""
+
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    agreement: list[Agreement] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        """Add a note once (a sweep scores the same systems at every value)."""
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+def execute(plan: Plan, progress: Progress | None = None) -> Scored:
+    """Score every system of a plan (every run, every sweep value) with its statistics."""
+    out = Scored()
+    reference = _load(plan, plan.reference, out)
+    if isinstance(reference, LabelMatrix):
+        reference, _ = reference.check_memberships()
+    systems = {name: [_prediction(plan, reference, source, out) for source in runs] for name, runs in plan.systems.items()}
+    for step in plan.steps:
+        _score_step(plan, step, reference, systems, out, progress)
+    statistics = plan.config.statistics
+    if statistics and statistics.agreement:
+        if len(systems) < 3:
+            out.notes.append(f"rank agreement needs at least 3 systems; this run has {len(systems)}")
+        else:
+            lower = {m.label for m in plan.axes.data_metrics if optional(m.obj, "lower_is_better")}
+            out.agreement = rank_agreement(out.rows, lower)
+    return out
+
+
+def _load(plan: Plan, source: Source, out: Scored) -> Any:
+    if source.full is not None:
+        shown = str(source_path(source.value, source.where)[0])
+        out.files.append(described_file(source.full, shown, source.role, source.system))
+    return load_source(
+        source.value, where=source.where, kind=plan.kind, role=source.role, classes=plan.config.data.classes,
+        loader=source.loader, full=source.full,
+    )
+
+
+def _prediction(plan: Plan, reference: Any, source: Source, out: Scored) -> Any:
+    """A system's data aligned with the reference, checked as memberships or scores."""
+    prediction = align(reference, _load(plan, source, out), plan.config.data.missing)
+    if not isinstance(prediction, LabelMatrix):
+        return prediction
+    if plan.axes.ranks_only:
+        return prediction.check_scores()
+    prediction, clipped = prediction.check_memberships(clip=plan.config.data.clip)
+    if clipped:
+        out.notes.append(f"{source.system}: {clipped} prediction value(s) outside [0, 1] were clipped (clip: true)")
+    return prediction
+
+
+def _engine_rows(data: LabelMatrix | ItemSets) -> Any:
+    """What the engine slices into chunks: the values array of a matrix, item sets as they are."""
+    return data.values if isinstance(data, LabelMatrix) else data
+
+
+def _score_step(
+    plan: Plan, step: Step, reference: Any, systems: dict[str, list[Any]], out: Scored, progress: Progress | None,
+) -> None:
+    """Rows (and tests) of every system at one sweep value (or the one run without a sweep)."""
+    statistics, sweep = plan.config.statistics, plan.config.sweep
+    classes = reference.classes
+    resampling = statistics is not None and (statistics.bootstrap is not None or statistics.test is not None)
+    scores: dict[str, Scores] = {}
+    samples: dict[str, Sample] = {}
+    rows: list[Row] = []
+    for system, runs in systems.items():
+        label = system if step.value is None else f"{system} ({sweep.vary}={step.value:g})"
+        if sweep is not None:
+            runs = [offset(p, sweep, step.value, plan.where("sweep", "samples")) for p in runs]
+        ref = _engine_rows(reference)
+        if len(runs) > 1:
+            per_run = [score_system(label, ref, _engine_rows(p), step.axes, classes, progress).values for p in runs]
+            level = statistics.level if statistics else 0.95
+            rows += rows_of(system, *jackknife_across_runs(per_run, level))
+            out.note(f"{system}: the mean of {len(runs)} runs, with its jackknife {level:.0%} interval across runs")
+            continue
+        samples[system] = Sample(ref, _engine_rows(runs[0]), classes)
+        scores[system] = score_system(label, ref, samples[system].prediction, step.axes, classes, progress, resampling)
+        bounds: tuple[Any, Any] = (None, None)
+        if statistics is not None and statistics.bootstrap is not None:
+            if progress:
+                progress.start(f"{label}: bootstrap", statistics.bootstrap.resamples)
+            bounds = bootstrap_bounds(scores[system], step.axes, samples[system], statistics, progress)
+        rows += rows_of(system, scores[system].values, *bounds)
+    if sweep is not None:
+        rows = [replace(r, sweep=sweep.vary, sweep_value=step.value) for r in rows]
+    out.rows += rows
+    if plan.baseline is not None and statistics is not None and statistics.test is not None:
+        test = statistics.test
+        for system in scores:
+            if system == plan.baseline:
+                continue
+            if progress:
+                progress.start(f"{system} vs {plan.baseline}: {test.method} test", 2 * test.resamples)
+            compared = paired_tests(system, plan.baseline, scores, samples, step.axes, statistics, progress)
+            out.comparisons += [replace(c, sweep_value=step.value) for c in compared]
+        skipped = [s for s in systems if s not in scores]
+        if skipped:
+            out.note(f"paired tests skip {', '.join(skipped)}: several runs per system")

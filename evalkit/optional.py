@@ -1,0 +1,110 @@
+"""The optional members of each component kind, declared in one place with their defaults.
+
+evalkit reads every optional member through :func:`optional`, registration rejects a near miss
+of one of these names (``symetric = True``), and the plugin guide's table is generated from
+:data:`OPTIONAL`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class OptionalMember:
+    """A member a component of some kind may offer, and what evalkit assumes when it does not.
+
+    Declared here, in one place, so that evalkit reads every optional member the same way
+    (:func:`optional`), registration can reject a near miss of its name (``symetric = True``),
+    and the plugin guide's table of them is generated rather than written by hand.
+    """
+
+    name: str
+    #: the value evalkit assumes when the component lacks the member (None: an absent method)
+    default: Any
+    #: what offering it means, in one line (Markdown)
+    meaning: str
+    #: ``(xs, ys)`` for a method, None for a class attribute
+    args: str | None = None
+
+    @property
+    def signature(self) -> str:
+        """``pairs(xs, ys)`` for a method, the name for an attribute."""
+        return self.name if self.args is None else f"{self.name}{self.args}"
+
+
+#: kind name -> the optional members of its components. A name means the same in every kind.
+OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
+    "representation": (),
+    "similarity": (
+        OptionalMember(
+            "symmetric", False, "promises sim(x, y) = sim(y, x) (and sim(x, x) = 1), so soft "
+            "cardinality scores each unordered pair once",
+        ),
+        OptionalMember(
+            "pairs", None, "element-wise sim(xs[i], ys[i]), shape (len(xs),): many small documents "
+            "are scored in one call instead of one `matrix` each", "(xs, ys)",
+        ),
+        OptionalMember(
+            "check", None, "called once per system with `{sample id: [items]}` of both sides, to "
+            "reject unusable items with the samples they occur in before anything is computed",
+            "(samples)",
+        ),
+    ),
+    "tnorm": (),
+    "averaging": (
+        OptionalMember(
+            "batched", False, "`reduce` also takes a summary with a leading replicate axis, so "
+            "bootstrap and jackknife replicates are reduced in one call, not one by one",
+        ),
+    ),
+    "metric": (
+        OptionalMember(
+            "prepare", None, "called on a data metric once per system with the class names in "
+            "column order, to resolve them (e.g. in an ontology)", "(classes)",
+        ),
+        OptionalMember(
+            "ranks", False, "a data metric only ranks the predictions (AP): a run whose metrics "
+            "all rank accepts any finite scores, not only memberships in [0, 1]",
+        ),
+        OptionalMember(
+            "lower_is_better", False, "a data metric improves as it decreases (a divergence): rank "
+            "agreement orients it against the others",
+        ),
+        OptionalMember(
+            "reads_cardinalities", False, "a set metric reports a cardinality itself, so it is "
+            "computed from the table's columns even when the representation gives per-side "
+            "matched masses",
+        ),
+    ),
+    "loader": (
+        OptionalMember(
+            "sniff", None, "whether a file is this loader's, when loaders of one kind share a "
+            "suffix", "(path)",
+        ),
+    ),
+    "report_writer": (
+        OptionalMember(
+            "write", None, "writes the report's files itself (one image per plot) and returns "
+            "their paths, each starting with `out`; called instead of writing `render`'s text",
+            "(results, out)",
+        ),
+    ),
+}
+
+_OPTIONAL_BY_NAME = {member.name: member for members in OPTIONAL.values() for member in members}
+
+
+def optional(component: Any, name: str) -> Any:
+    """``component``'s optional member ``name``, or the default :data:`OPTIONAL` declares (None
+    for an absent method).
+
+    ``component`` is a class, an instance or the wrapper evalkit hands out (its attribute access
+    passes through). A name that no kind declares raises ``ValueError``: evalkit reads no
+    optional member that is not declared, so none can be misspelt unnoticed.
+    """
+    member = _OPTIONAL_BY_NAME.get(name)
+    if member is None:
+        raise ValueError(f"{name!r} is not an optional member of any component kind (see evalkit.protocols.OPTIONAL)")
+    return getattr(component, name, member.default)

@@ -1,0 +1,205 @@
+"""The plan of a run: everything that can be checked without reading a data value.
+
+``evalkit validate`` builds the plan; ``evalkit run`` builds it, then executes it
+(:mod:`evalkit.execute`). So every config-level mistake — an unknown component, a parameter a
+component rejects, a representation without the T-norm or similarity it uses, a data file that
+does not exist or that no loader reads (under ``runs:`` too), a test baseline that is no system,
+a sweep over a parameter no component has or a value it rejects, a report format nobody writes,
+a report folder that cannot be written, a statistics section that would not fit in memory — is
+reported by both, with the same message, before any work is done.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalkit import budget
+from evalkit.axes import Axes, resolve
+from evalkit.config import LoadedConfig, Runs, as_list
+from evalkit.errors import ConfigError
+from evalkit.registry import Registry
+from evalkit.sources import find_loader, source_path
+from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
+
+Where = Callable[..., str]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One data source: its config value, where it is written, and (for a file) its loader."""
+
+    value: Any
+    role: str  # "reference" or "prediction"
+    system: str | None
+    where: str
+    loader: Any = None
+    full: Path | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One value of a sweep (``value`` None without a sweep) and the axes to score it with."""
+
+    value: float | None
+    axes: Axes
+
+
+@dataclass
+class ReportPlan:
+    """The report writers, by format, and the report path without suffix."""
+
+    writers: dict[str, Any]
+    out: Path
+
+
+@dataclass
+class Plan:
+    """A checked run: its axes (per sweep value), its sources, statistics and reports."""
+
+    loaded: LoadedConfig
+    registry: Registry
+    where: Where
+    axes: Axes
+    kind: str  # what the representations read: "matrix" or "items"
+    reference: Source
+    systems: dict[str, list[Source]]
+    steps: list[Step]
+    baseline: str | None = None
+    report: ReportPlan | None = None
+    needs: list[budget.Need] = field(default_factory=list)
+
+    @property
+    def config(self) -> Any:
+        return self.loaded.config
+
+
+def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = None) -> Plan:
+    """Resolve and check everything of a config that does not need the data values."""
+    where = where or loaded.where
+    cfg, base = loaded.config, loaded.base
+
+    def axis(key: str, kind: str) -> list[Any]:
+        specs = getattr(cfg, key)
+        listed = isinstance(specs, list)
+        return resolve(registry, kind, as_list(specs), lambda i: where(key, i) if listed else where(key), base)
+
+    axes = Axes(**{attribute: axis(key, kind) for key, (kind, attribute) in FIELDS.items()}, zero_division=cfg.zero_division)
+    for key in ("representation", "averaging"):
+        if not as_list(getattr(cfg, key)):
+            raise ConfigError(f"{where(key)}: `{key}:` lists no component; name at least one")
+    kind = axes.check()
+    reference = plan_source(cfg.data.reference, "reference", None, where("data", "reference"), base, registry, kind)
+    systems = {}
+    for system, given in cfg.data.systems.items():
+        if isinstance(given, Runs):
+            places = [where("data", "systems", system, "runs", i) for i in range(len(given.runs))]
+            systems[system] = [plan_source(run, "prediction", system, p, base, registry, kind) for run, p in zip(given.runs, places)]
+        else:
+            systems[system] = [plan_source(given, "prediction", system, where("data", "systems", system), base, registry, kind)]
+    plan = Plan(loaded, registry, where, axes, kind, reference, systems, _steps(loaded, registry, where, axes, kind))
+    statistics = cfg.statistics
+    if statistics is not None and statistics.test is not None:
+        plan.baseline = _baseline(statistics.test.baseline, systems, where)
+    if cfg.report is not None:
+        plan.report = _report(cfg.report, base, registry, where, plan)
+    if statistics is not None and (statistics.bootstrap or statistics.test):
+        plan.needs = _needs(plan)
+        _check_memory(plan.needs)
+    return plan
+
+
+def plan_source(value: Any, role: str, system: str | None, where: str, base: Path, registry: Registry, kind: str) -> Source:
+    """A data source with the loader of its file (a file that does not exist, or that no loader
+    reads, is an error now)."""
+    path, name = source_path(value, where)
+    if path is None:
+        return Source(value, role, system, where)
+    loader, full = find_loader(path, base, where, registry, kind, name)
+    return Source(value, role, system, where, loader, full)
+
+
+def _steps(loaded: LoadedConfig, registry: Registry, where: Where, axes: Axes, kind: str) -> list[Step]:
+    sweep = loaded.config.sweep
+    if sweep is None:
+        return [Step(None, axes)]
+    if sweep.vary == "offset" and kind != "matrix":
+        raise ConfigError(f"{where('sweep', 'vary')}: offset adds to membership values; this run reads item lists")
+    specs = field_specs(loaded.config, sweep)
+    return [
+        Step(value, sweep_axes(specs, registry, where, loaded.base, axes, sweep, value))
+        for value in sweep_values(sweep, where)
+    ]
+
+
+def _baseline(named: str | None, systems: dict[str, list[Source]], where: Where) -> str:
+    """The system the others are tested against: named, or the first; it needs one run."""
+    baseline = named or next(iter(systems))
+    place = where("statistics", "test", "baseline")
+    if baseline not in systems:
+        close = difflib.get_close_matches(baseline, list(systems), 1)
+        raise ConfigError(
+            f"{place}: no system {baseline!r}" + (f"; did you mean {close[0]!r}?" if close else f"; systems: {', '.join(systems)}")
+        )
+    if len(systems[baseline]) > 1:
+        raise ConfigError(f"{place}: {baseline!r} has several runs; paired tests need one run per system")
+    return baseline
+
+
+def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Plan) -> ReportPlan:
+    """The writers of every format, and an ``out:`` whose folder exists and can be written
+    (checked by creating it and a probe file). ``out`` is the report path without suffix; a
+    folder (``.``, ``results/``, an existing folder) gets the reports named after the run."""
+    writers = {
+        name: registry.create("report_writer", name, where("report", "formats", i))
+        for i, name in enumerate(report.formats)
+    }
+    place = where("report", "out")
+    raw = report.out.strip()
+    out = base / Path(raw or ".").expanduser()
+    if raw in ("", ".") or raw.endswith(("/", "\\")) or out.is_dir():  # a folder: the reports go in it
+        out = out / (plan.loaded.config.name or "report")
+    out = out.resolve()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=".evalkit-probe-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"{place}: cannot write report files in {out.parent} ({exc.strerror or exc}); choose an `out:` in a "
+            "folder you can write to"
+        ) from None
+    return ReportPlan(writers, out)
+
+
+def _needs(plan: Plan) -> list[budget.Need]:
+    statistics = plan.config.statistics
+    classes = plan.config.data.classes
+    size = budget.size_of(plan.reference.value, plan.reference.full)
+    size = budget.Size(size.samples, len(classes) if classes else size.classes)
+    combinations = max(len(step.axes.set_combinations()) for step in plan.steps)
+    per_class = size.classes if any(a.label == "none" for a in plan.axes.averagings) else 1
+    measures = combinations * len(plan.axes.averagings) * len(plan.axes.set_metrics) * per_class + len(plan.axes.data_metrics)
+    test = statistics.test
+    return budget.statistics_needs(
+        size, len(plan.systems), max(measures, 1), combinations,
+        statistics.bootstrap.resamples if statistics.bootstrap else None,
+        test.resamples if test else None, test.method if test else "permutation",
+    )
+
+
+def _check_memory(needs: list[budget.Need]) -> None:
+    total = sum(n.bytes for n in needs)
+    available = budget.available_memory()
+    if available is None or total <= available:
+        return
+    largest = max(needs, key=lambda n: n.bytes)
+    parts = "; ".join(f"{n.what}: {budget.human(n.bytes)}" for n in sorted(needs, key=lambda n: -n.bytes) if n.bytes)
+    raise ConfigError(
+        f"statistics: this run would need about {budget.human(total)} of memory ({parts}), but "
+        f"{budget.human(available)} is available; lower {largest.lower}"
+    )

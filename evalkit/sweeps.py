@@ -1,0 +1,83 @@
+"""Sweeps: a run repeated for each value of one varied quantity.
+
+``vary: offset`` adds the value to the predictions (Harju & Mesaros's Figure 1);
+``vary: FIELD.PARAMETER`` sets a component parameter (``tnorm.p``). The axes of every value are
+built with the plan, so a value that a component rejects is reported before any data is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalkit.axes import Axes, resolve
+from evalkit.config import SweepConfig, as_list
+from evalkit.data import LabelMatrix
+from evalkit.errors import ConfigError, DataError
+from evalkit.registry import Registry, label_of
+
+#: config field -> (component kind, Axes attribute)
+FIELDS = {
+    "representation": ("representation", "representations"), "tnorm": ("tnorm", "tnorms"),
+    "similarity": ("similarity", "similarities"), "averaging": ("averaging", "averagings"),
+    "metrics": ("metric", "metrics"),
+}
+
+
+def sweep_values(sweep: SweepConfig, where: Callable[..., str]) -> list[float]:
+    """The values of a sweep, each finite; none is an error."""
+    values = sweep.value_list()
+    if not values:
+        raise ConfigError(f"{where('sweep', 'values')}: the sweep has no values; give at least one")
+    return values
+
+
+def sweep_axes(
+    specs: list[Any], registry: Registry, where: Callable[..., str], base: Path | None, axes: Axes,
+    sweep: SweepConfig, value: float,
+) -> Axes:
+    """The axes with the swept parameter set to ``value`` on every component of the field that
+    has it; labels are as written less that parameter (so a line of a sweep plot is one label).
+    ``specs`` are the field's specs as written."""
+    if sweep.vary == "offset":
+        return axes
+    field_name, parameter = sweep.vary.split(".")
+    kind, attribute = FIELDS[field_name]
+    changed, accepting = [], 0
+    for spec in specs:
+        name = spec if isinstance(spec, str) else spec["name"]
+        accepts = parameter in registry.entry(kind, name, where(field_name)).cls.Params.model_fields
+        accepting += accepts
+        changed.append({**({"name": spec} if isinstance(spec, str) else spec), parameter: value} if accepts else spec)
+    if not accepting:
+        names = ", ".join(s if isinstance(s, str) else s["name"] for s in specs) or "(none)"
+        raise ConfigError(f"{where('sweep', 'vary')}: no {kind} of this config has a parameter {parameter!r} ({names})")
+    labels = [label_of({k: v for k, v in spec.items() if k != parameter} if isinstance(spec, dict) else spec) for spec in specs]
+    components = resolve(registry, kind, changed, lambda i: f"{where('sweep', 'vary')} ({parameter}={value:g})", base, labels)
+    return replace(axes, **{attribute: components})
+
+
+def field_specs(config: Any, sweep: SweepConfig) -> list[Any]:
+    """The specs of the field a parameter sweep varies (none for an offset sweep)."""
+    return [] if sweep.vary == "offset" else as_list(getattr(config, sweep.vary.split(".")[0]))
+
+
+def offset(data: Any, sweep: SweepConfig, value: float, where: str) -> Any:
+    """Predictions plus ``value`` (clipped to [0, 1]) in the sweep's samples (default: all)."""
+    if sweep.vary != "offset" or not isinstance(data, LabelMatrix):
+        return data
+    rows = np.ones(len(data), dtype=bool)
+    if sweep.samples is not None:
+        ids = list(data.ids or ())
+        unknown = [s for s in sweep.samples if s not in ids]
+        if unknown:
+            hint = f"the data's ids: {', '.join(ids[:10])}" if ids else "the data has no ids; give them ({values, ids})"
+            raise DataError(f"{where}: no sample {', '.join(map(repr, unknown))}; {hint}")
+        rows = np.isin(np.array(ids, dtype=object), sweep.samples)
+    values = data.values.copy()
+    values[rows] = np.clip(values[rows] + value, 0.0, 1.0)
+    return replace(data, values=values)

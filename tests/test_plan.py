@@ -1,0 +1,219 @@
+"""The plan: ``validate`` and ``run`` check a config the same way, before any data is read.
+
+Every config-level mistake the run path can raise is made here once, and ``evalkit validate``
+must fail with exactly the message ``evalkit run`` fails with. A structural test keeps it so:
+the modules that run after the plan raise no ConfigError at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import evalkit
+import evalkit.api
+from evalkit.cli import main
+from evalkit.errors import ConfigError, ReportError
+from evalkit.plugins import build_registry, make_plugin_manager
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICKSTART = ROOT / "configs" / "data" / "quickstart"
+EVENTS = ROOT / "configs" / "data" / "events"
+
+
+def base_config() -> dict:
+    return {
+        "name": "plan",
+        "data": {
+            "reference": str(QUICKSTART / "reference.csv"),
+            "systems": {"dwsnet": str(QUICKSTART / "dwsnet.csv"), "tiny": str(QUICKSTART / "tiny.csv")},
+        },
+        "tnorm": ["minimum", {"name": "hamacher", "p": 0.5}],
+        "averaging": ["micro"],
+        "metrics": ["f1"],
+    }
+
+
+def with_(changes: dict) -> dict:
+    config = base_config()
+    for dotted, value in changes.items():
+        *parents, key = dotted.split(".")
+        node = config
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[key] = value
+    return config
+
+
+def items_config(**changes: object) -> dict:
+    config = {
+        "data": {"reference": str(EVENTS / "reference.tsv"), "systems": {"a": str(EVENTS / "good.tsv")}},
+        "representation": "soft_cardinality", "similarity": "segment_overlap",
+        "averaging": "micro", "metrics": ["f1"],
+    }
+    config.update(changes)
+    return config
+
+
+#: name -> (config, a part of the message both commands must give)
+MISTAKES = {
+    "misspelt baseline": (with_({"statistics": {"test": {"baseline": "dwsnt", "resamples": 10}}}), "did you mean 'dwsnet'"),
+    "sweep over a missing parameter": (with_({"sweep": {"vary": "tnorm.q", "values": [1]}}), "parameter 'q'"),
+    "sweep value a component rejects": (with_({"sweep": {"vary": "tnorm.p", "values": [0.5, -3]}}), "p=-3"),
+    "sweep with no values": (with_({"sweep": {"vary": "tnorm.p", "values": []}}), "no values"),
+    "offset sweep on item lists": (items_config(sweep={"vary": "offset", "values": [0.1]}), "offset adds to membership values"),
+    "representation without its similarity": (items_config(similarity=None), "needs a similarity"),
+    "representation without its T-norm": (with_({"tnorm": []}), "needs a T-norm"),
+    "no representation": (with_({"representation": []}), "lists no component"),
+    "representations of different data": (with_({"representation": ["fuzzy", "soft_cardinality"], "similarity": "levenshtein"}), "different kinds of data"),
+    "data metric on item lists": (items_config(metrics=["f1", "kld"]), "read membership matrices"),
+    "missing file under runs": (with_({"data.systems": {"x": {"runs": [str(QUICKSTART / "tiny.csv"), "nowhere.csv"]}}}), "no such data file 'nowhere.csv'"),
+    "missing reference": (with_({"data.reference": "missing.csv"}), "no such data file 'missing.csv'"),
+    "no loader for the suffix": (with_({"data.reference": str(ROOT / "README.md")}), "no loader reads '.md' files"),
+    "baseline with several runs": (
+        with_({"data.systems": {"x": {"runs": [str(QUICKSTART / "tiny.csv")] * 2}, "y": str(QUICKSTART / "tiny.csv")},
+               "statistics": {"test": {"baseline": "x", "resamples": 10}}}),
+        "several runs",
+    ),
+    "unknown report format": (with_({"report": {"formats": ["markdown", "pdf"], "out": "results/x"}}), "unknown report_writer 'pdf'"),
+    "unknown component": (with_({"tnorm": "hamacker"}), "Did you mean 'hamacher'"),
+    "parameter a component rejects": (with_({"tnorm": {"name": "hamacher", "q": 1}}), "unknown parameter 'q'"),
+    "component listed twice": (with_({"averaging": ["micro", "micro"]}), "listed twice"),
+    "statistics beyond memory": (
+        with_({"statistics": {"bootstrap": {"resamples": 10**9}}}), "lower `statistics.bootstrap.resamples`",
+    ),
+}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.mark.parametrize("name", sorted(MISTAKES))
+def test_validate_rejects_what_run_rejects_with_the_same_message(name, tmp_path):
+    config, expected = MISTAKES[name]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    checked, ran = invoke("validate", str(path)), invoke("run", str(path), "-q")
+    assert checked.exit_code == 1 and ran.exit_code == 1, (checked.output, ran.output)
+    assert expected in checked.output, checked.output
+    assert checked.output == ran.output
+    assert not list(tmp_path.glob("results*")), "nothing is written for a config that cannot run"
+
+
+def test_the_memory_message_gives_both_figures(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        evalkit.api.plan(with_({"statistics": {"bootstrap": {"resamples": 10**9}}}))
+    message = str(caught.value)
+    assert "would need about" in message and "TiB" in message and "is available" in message
+    assert "1,000,000,000 resamples x 30" in message  # samples counted from the lines (an upper bound)
+
+
+@pytest.mark.parametrize("out", [".", "", "reports/", "existing"])
+def test_a_report_folder_gets_the_reports_named_after_the_run(tmp_path, out):
+    (tmp_path / "existing").mkdir()
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(with_({"report": {"formats": ["markdown"], "out": out}})))
+    assert invoke("run", str(path), "-q").exit_code == 0
+    assert (tmp_path / out / "plan.md").is_file()
+
+
+def test_an_unwritable_report_folder_fails_in_validate(tmp_path):
+    (tmp_path / "taken").write_text("a file where a folder should be")
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(with_({"report": {"formats": ["markdown"], "out": "taken/sub/report"}})))
+    done = invoke("validate", str(path))
+    assert done.exit_code == 1
+    assert "cannot write report files in" in done.output and "taken" in done.output
+
+
+#: The modules that run after the plan: a config-level error there would be one `validate` misses.
+AFTER_THE_PLAN = ("execute.py", "engine.py", "uncertainty.py", "reporting.py", "provenance.py", "data.py", "table.py")
+
+
+@pytest.mark.parametrize("module", AFTER_THE_PLAN)
+def test_nothing_after_the_plan_raises_a_config_error(module):
+    tree = ast.parse((ROOT / "evalkit" / module).read_text(encoding="utf-8"))
+    raised = [
+        node.lineno for node in ast.walk(tree)
+        if isinstance(node, ast.Raise) and node.exc is not None and "ConfigError" in ast.unparse(node.exc)
+    ]
+    assert not raised, f"evalkit/{module} raises ConfigError at lines {raised}: check it in evalkit/plan.py"
+
+
+# --------------------------------------------------------------------------- results are never lost
+
+
+class Exploding(evalkit.BaseComponent):
+    """A report writer that fails half-way."""
+
+    name = "exploding"
+    suffix = ".txt"
+
+    def render(self, results):
+        raise RuntimeError("the disk caught fire")
+
+
+class ExplodingPlugin:
+    @evalkit.hookimpl
+    def evalkit_register_report_writers(self, register):
+        register(Exploding)
+
+
+@pytest.fixture
+def exploding(monkeypatch):
+    registry = build_registry(*make_plugin_manager(extra={"evalkit-exploding:x": ExplodingPlugin()}))
+    monkeypatch.setattr(evalkit.api, "default_registry", lambda: registry)
+    monkeypatch.setattr("evalkit.plugins.default_registry", lambda: registry)
+    return registry
+
+
+def test_a_failing_writer_keeps_the_table_and_the_other_reports(tmp_path, exploding):
+    out = tmp_path / "results" / "run"
+    out.parent.mkdir()
+    (tmp_path / "results" / "run.txt").write_text("the previous good report")
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(with_({"report": {"formats": ["exploding", "markdown"], "out": str(out)}})))
+    done = invoke("run", str(path), "-q")
+    assert done.exit_code == 1
+    assert "Set metrics" in done.stdout and "0.8" in done.stdout  # the table was printed
+    assert "report writer 'exploding'" in done.output and "run.txt" in done.output and "the disk caught fire" in done.output
+    assert (tmp_path / "results" / "run.md").exists(), "the other writers still write"
+    assert (tmp_path / "results" / "run.txt").read_text() == "the previous good report"
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["run.md", "run.txt"], "no partial file is left"
+
+
+def test_the_python_api_keeps_the_results_of_a_failing_writer(tmp_path, exploding):
+    config = with_({"report": {"formats": ["exploding"], "out": str(tmp_path / "run")}})
+    with pytest.raises(ReportError) as caught:
+        evalkit.run(config, registry=exploding)
+    assert caught.value.results.rows and "exploding" in str(caught.value)
+
+
+def test_a_report_replaces_the_old_one_whole(tmp_path):
+    out = tmp_path / "run"
+    config = with_({"report": {"formats": ["markdown", "csv"], "out": str(out)}})
+    evalkit.run(config)
+    first = (tmp_path / "run.md").read_text()
+    (tmp_path / "run.md").write_text("old")
+    evalkit.run(config)
+    assert (tmp_path / "run.md").read_text().split("\n")[0] == first.split("\n")[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv", "run.md"]
+
+
+def test_validate_checks_the_bundled_configs_without_reading_data(tmp_path):
+    """A copy of the quickstart whose data files are empty still validates: nothing is read."""
+    shutil.copytree(QUICKSTART, tmp_path / "data" / "quickstart")
+    for file in (tmp_path / "data" / "quickstart").glob("*.csv"):
+        file.write_text("")
+    config = yaml.safe_load((ROOT / "configs" / "quickstart.yaml").read_text())
+    config["report"]["out"] = str(tmp_path / "results" / "quickstart")
+    path = tmp_path / "quickstart.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert invoke("validate", str(path)).exit_code == 0
+    assert invoke("run", str(path), "-q").exit_code == 1

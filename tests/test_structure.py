@@ -1,0 +1,80 @@
+"""The shape of the core: an acyclic import graph, and a cheap ``import evalkit``."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parent.parent / "evalkit"
+HEAVY = ("scipy", "matplotlib", "networkx", "gensim", "rich", "sklearn")
+
+
+def imports_of(path: Path) -> set[str]:
+    """The evalkit modules a module imports anywhere: top level, under TYPE_CHECKING, in functions."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "evalkit":
+            if node.module == "evalkit":  # `from evalkit import x`: the module x, or the package
+                found |= {f"evalkit.{a.name}" if (CORE / f"{a.name}.py").exists() else "evalkit" for a in node.names}
+            else:
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "evalkit"}
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {"evalkit" if p.stem == "__init__" else f"evalkit.{p.stem}": p for p in CORE.glob("*.py")}
+    return {name: imports_of(path) - {name} for name, path in modules.items()}
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str]:
+    """One cycle of the graph (depth-first search), or []."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == 1:
+                return path[path.index(target):] + [target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        state[node] = 2
+        path.pop()
+        return []
+
+    for node in sorted(edges):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return []
+
+
+def test_the_core_import_graph_has_no_cycle():
+    cycle = find_cycle(graph())
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def loaded_after(code: str) -> list[str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_evalkit_and_the_cli_load_nothing_heavy():
+    assert loaded_after("import evalkit") == []
+    assert loaded_after("import evalkit.cli") == []
+
+
+def test_the_version_command_loads_nothing_heavy():
+    code = "import sys\nfrom evalkit.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass"
+    assert loaded_after(code) == []
