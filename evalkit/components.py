@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,14 +35,21 @@ def _against_config(path: Path, info: ValidationInfo) -> Path:
 ConfigPath = Annotated[Path, AfterValidator(_against_config)]
 
 
-class BaseComponent:
+#: The parameter model of a component (its ``Params``).
+P = TypeVar("P", bound=BaseModel)
+
+
+class BaseComponent(Generic[P]):
     """An optional base for components: keeps the validated ``params`` (``NoParams`` unless a
     subclass sets ``Params``). Nothing requires it; it only saves writing ``__init__``.
+
+    It is generic over the parameter model, so that ``self.params.p`` is typed:
+    ``class Hamacher(BaseComponent[HamacherParams]): Params = HamacherParams``.
     """
 
     Params: ClassVar[type[BaseModel]] = NoParams
 
-    def __init__(self, params: BaseModel) -> None:
+    def __init__(self, params: P) -> None:
         self.params = params
 
 
