@@ -31,9 +31,9 @@ import time
 import warnings
 
 import numpy as np
+from timing import best_time, met, peak_memory, profile
 
 import evalkit
-from timing import best_time, met, peak_memory, profile
 from evalkit.plugins import default_registry
 
 METRICS = ("precision", "recall", "f1")
@@ -259,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| target | evalkit one pass | evalkit 2x evaluate() |")
     print("|---|---|---|")
     print(f"| within {TARGET_FLOOR_RATIO}x of the numpy floor | {t_one / t_floor:.2f}x: "
-          f"{met(t_one / t_floor <= TARGET_FLOOR_RATIO)} | {t_two / t_floor:.2f}x: {met(t_two / t_floor <= TARGET_FLOOR_RATIO)} |")
+          f"{met(t_one / t_floor <= TARGET_FLOOR_RATIO)} | {t_two / t_floor:.2f}x: "
+          f"{met(t_two / t_floor <= TARGET_FLOOR_RATIO)} |")
     print(f"| at least {TARGET_SKLEARN_RATIO:g}x faster than scikit-learn | {t_sk / t_one:.1f}x: "
           f"{met(t_sk / t_one >= TARGET_SKLEARN_RATIO)} | {t_sk / t_two:.1f}x: {met(t_sk / t_two >= TARGET_SKLEARN_RATIO)} |")
     print(f"| peak extra memory at most {TARGET_MEMORY_RATIO:g}x the inputs ({mb(inputs)}) | "

@@ -46,9 +46,9 @@ from pathlib import Path
 import numpy as np
 from timing import best_time, met, peak_memory, profile
 
-ROOT = Path(__file__).resolve().parent.parent
 from evalkit_ontology.omap import average_precision, omap
 
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "configs" / "data"))
 from make_taggers import class_frequency, min_label_distance, simulate_scores, simulate_targets  # noqa: E402
 

@@ -5,7 +5,8 @@ predicted events over 1,000 files and 20 classes, against a numpy frame-based co
     python benchmarks/bench_segments.py [--events N] [--files F] [--classes C] [--repeat K]
 
 Events are seeded: per (file, class) cell about N / (F·C) events of 0.05–2 s in a file of 60 s
-(so a 10 ms frame grid of every cell fits in memory); predictions shift each boundary by N(0, 0.1 s) and drop or add 10% of the events.
+(so a 10 ms frame grid of every cell fits in memory); predictions shift each boundary by
+N(0, 0.1 s) and drop or add 10% of the events.
 The data are built as evalkit ItemSets before timing (building Python tuples is not timed).
 The frame baseline renders every cell's merged intervals on a 10 ms grid with numpy (np.add.at
 of +1/-1 boundary steps and a cumulative sum per cell row) and counts frames; it is an
@@ -20,10 +21,10 @@ import platform
 import time
 
 import numpy as np
+from timing import best_time, met
 
 import evalkit
 from evalkit.items import ItemSets
-from timing import best_time, met
 
 TARGET_SECONDS = 2.0
 METRICS = ["precision", "recall", "f1"]
@@ -96,7 +97,7 @@ def main() -> int:
 
     t_ours, v_ours = best_time(ours, (), args.repeat)
     t_frames, v_frames = best_time(frame_baseline, (ref_events, pred_events, n_cells), args.repeat)
-    print(f"\n| step | time (s) | precision | recall | f1 |\n|---|---:|---:|---:|---:|")
+    print("\n| step | time (s) | precision | recall | f1 |\n|---|---:|---:|---:|---:|")
     print(f"| evalkit segments (exact sweep) | {t_ours:.2f} | " + " | ".join(f"{v_ours[m]:.6f}" for m in METRICS) + " |")
     print(f"| numpy frames at 10 ms | {t_frames:.2f} | " + " | ".join(f"{v_frames[m]:.6f}" for m in METRICS) + " |")
     diff = max(abs(v_ours[m] - v_frames[m]) for m in METRICS)

@@ -45,9 +45,9 @@ import numpy as np
 import rapidfuzz
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
+from timing import best_time, met, profile
 
 import evalkit
-from timing import best_time, met, profile
 from evalkit.plugins import default_registry
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -294,8 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("| step | time | documents / s | per document |")
     print("|---|---:|---:|---:|")
-    print(f"| evalkit.evaluate, all {args.docs:,} documents (one call) | {t_all:.2f} s | {rate:,.0f} | {t_all / args.docs * 1e6:.1f} µs |")
-    print(f"| cpdist alone over the {n_pairs:,} pairs (all ordered pairs, chunks of 16,384 documents; evalkit scores each unordered pair once) | "
+    print(f"| evalkit.evaluate, all {args.docs:,} documents (one call) | {t_all:.2f} s | {rate:,.0f} | "
+          f"{t_all / args.docs * 1e6:.1f} µs |")
+    print(f"| cpdist alone over the {n_pairs:,} pairs (all ordered pairs, chunks of 16,384 documents; "
+          "evalkit scores each unordered pair once) | "
           f"{t_floor:.2f} s | {args.docs / t_floor:,.0f} | {t_floor / args.docs * 1e6:.1f} µs |")
     print(f"| plain Python, first {k} documents | {t_plain:.2f} s | {1 / per_doc_plain:,.1f} | {per_doc_plain * 1e6:,.0f} µs |")
     print(f"| plain Python, extrapolated to {args.docs:,} | {per_doc_plain * args.docs:,.0f} s | | |")

@@ -10,13 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.version import __version__
 from evalkit.axes import Axes, resolve
-from evalkit.config import LoadedConfig, RunConfig, Spec, load_config
+from evalkit.config import RunConfig, Spec, load_config
 from evalkit.data import LabelMatrix, align
 from evalkit.engine import score_system
 from evalkit.errors import ConfigError, ReportError
-from evalkit.execute import execute
+from evalkit.execute import engine_rows, execute
 from evalkit.plan import Plan, build_plan, plan_source
 from evalkit.plugins import default_registry
 from evalkit.progress import Progress
@@ -24,6 +23,7 @@ from evalkit.registry import Registry
 from evalkit.reporting import write_reports
 from evalkit.results import Results
 from evalkit.sources import load_source
+from evalkit.version import __version__
 
 __all__ = ["evaluate", "plan", "results_of", "run", "write_plan_reports"]
 
@@ -60,6 +60,7 @@ def evaluate(
         "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
         "zero_division": zero_division,
     }).config
+    assert isinstance(config.zero_division, float), "RunConfig's validator makes 'nan' a float"
 
     def axis(kind: str, key: str, spec: Any) -> list[Any]:
         specs = list(spec) if key == "metrics" else [] if spec is None else [spec]
@@ -82,8 +83,7 @@ def evaluate(
     if isinstance(ref, LabelMatrix):
         ref = ref.check_memberships()[0]
         pred = pred.check_scores() if axes.ranks_only else pred.check_memberships(clip=clip)[0]
-    rows = (lambda data: data.values if isinstance(data, LabelMatrix) else data)
-    values = score_system("prediction", rows(ref), rows(pred), axes, ref.classes).values
+    values = score_system("prediction", engine_rows(ref), engine_rows(pred), axes, ref.classes).values
     out: dict[str, Any] = {}
     for measure, value in values.items():
         if measure.single:

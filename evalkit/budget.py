@@ -36,7 +36,7 @@ def size_of(value: Any, full: Path | None) -> Size:
         files = sorted(p for p in full.rglob("*") if p.is_file()) if full.is_dir() else [full]
         sizes = [_file_size(f) for f in files] or [Size(0, 1)]
         return Size(sum(s.samples for s in sizes), max(s.classes for s in sizes))
-    values = value.get("values", value.get("items")) if isinstance(value, dict) else getattr(value, "values", value)
+    values: Any = value.get("values", value.get("items")) if isinstance(value, dict) else getattr(value, "values", value)
     shape = np.shape(values) if isinstance(values, np.ndarray) else (len(values),) if hasattr(values, "__len__") else (1,)
     first = values[0] if shape[0] and not isinstance(values, np.ndarray) and isinstance(values, (list, tuple)) else None
     classes = shape[1] if len(shape) > 1 else len(first) if isinstance(first, (list, tuple, dict)) else 1

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.items import ItemSets
 from evalkit.components import Similarity
+from evalkit.items import ItemSets
 from evalkit.optional import optional
 
 #: A cell with at least this many items (G ⧺ P) is scored as one matrix: for large documents one
@@ -81,7 +81,8 @@ def pair_similarities(similarity: Similarity, cells: Cells, i: np.ndarray, j: np
     """sim(items[I], items[J]) element-wise, in one ``pairs`` call."""
     if not len(i):
         return np.zeros(0)
-    return np.asarray(similarity.pairs(cells.items[i].tolist(), cells.items[j].tolist()), dtype=np.float64)
+    pairs = optional(similarity, "pairs")  # not None: without it, Cells.as_blocks makes every cell a block
+    return np.asarray(pairs(cells.items[i].tolist(), cells.items[j].tolist()), dtype=np.float64)
 
 
 def cross_blocks(similarity: Similarity, cells: Cells) -> Iterator[tuple[int, np.ndarray]]:
@@ -90,12 +91,12 @@ def cross_blocks(similarity: Similarity, cells: Cells) -> Iterator[tuple[int, np
     batched ``pairs`` call."""
     both = (cells.n_ref > 0) & (cells.n_pred > 0)
     blocks = cells.as_blocks(similarity) & both
-    for cell in np.flatnonzero(blocks):
+    for cell in map(int, np.flatnonzero(blocks)):
         g, p = cells.ref_items(cell), cells.pred_items(cell)
         yield cell, np.asarray(similarity.matrix(g, p), dtype=np.float64)
     small = np.flatnonzero(both & ~blocks)
     sim = pair_similarities(similarity, cells, *cells.pairs(small, cross=True))
     ends = np.cumsum(cells.n_ref[small] * cells.n_pred[small])
-    for cell, end in zip(small, ends):
+    for cell, end in zip(map(int, small), ends):
         rows, cols = cells.n_ref[cell], cells.n_pred[cell]
         yield cell, sim[end - rows * cols : end].reshape(rows, cols)

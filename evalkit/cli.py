@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalkit import scaffold
-from evalkit.version import __version__
 from evalkit.errors import ConfigError, EvalkitError, ReportError, plural
+from evalkit.version import __version__
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -191,7 +191,7 @@ def plugins(fmt: str) -> None:
     from evalkit.plugins import default_registry
 
     registry = default_registry()
-    entries = [
+    entries: list[dict[str, Any]] = [
         {
             "kind": e.kind, "name": e.name, "distribution": e.distribution, "plugin": e.plugin,
             "summary": e.summary, "params": e.params,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,9 +18,9 @@ from evalkit.errors import ConfigError
 from evalkit.yamlfile import YamlDocument, load_yaml
 
 #: A component: ``"minimum"`` or ``{name: hamacher, p: 0.5}``.
-Spec = Union[str, dict[str, Any]]
+Spec = str | dict[str, Any]
 #: Any component field takes one spec or a list of them; a list is a comparison axis.
-Specs = Union[Spec, list[Spec]]
+Specs = Spec | list[Spec]
 #: Data: a path relative to the config file, inline rows, ``{classes, values, ids}``, or (from
 #: Python) a numpy array or LabelMatrix, passed through as is: checked by evalkit.sources.
 DataSource = Annotated[Any, Field(description="a path, inline rows, or {values, classes, ids}")]
@@ -111,7 +111,15 @@ class SweepConfig(_Strict):
 
 class ReportConfig(_Strict):
     formats: list[str] = Field(["markdown"], min_length=1, description="report writer names")
-    out: str = Field(description="path without suffix, relative to the config file")
+    out: str = Field(
+        description="the report path without suffix, relative to the config file (`~` is your home); "
+        "a folder (`.`, `results/`, or one that exists) gets the reports named after the run's `name`. "
+        "`validate` checks that it can be written",
+    )
+
+
+#: The default averagings (typed, so that the default checks against ``Specs``).
+_AVERAGINGS: list[Spec] = ["micro", "macro"]
 
 
 class RunConfig(_Strict):
@@ -121,7 +129,7 @@ class RunConfig(_Strict):
     tnorm: Specs = Field("minimum", description="the fuzzy intersection, for representations that use one")
     similarity: Specs | None = Field(None, description="the item similarity, for representations that use one")
     averaging: Specs = Field(
-        ["micro", "macro"], description="how the cardinality table is reduced to one value (or one per class)"
+        _AVERAGINGS, description="how the cardinality table is reduced to one value (or one per class)"
     )
     metrics: list[Spec] = Field(
         ["precision", "recall", "f1"], min_length=1,

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import TypeVar
 
 import numpy as np
 
-from evalkit.errors import DataError
 from evalkit.components import Array
+from evalkit.errors import DataError
+from evalkit.items import ItemSets
 
 MAX_LISTED = 5
 
@@ -117,13 +118,19 @@ class LabelMatrix:
         return shown + (f"; and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else "")
 
 
-def align(reference: Aligned, prediction: Aligned, missing: str = "error") -> Aligned:
+#: The data :func:`align` aligns: memberships or item sets (what a loader returns).
+Data = TypeVar("Data", LabelMatrix, ItemSets)
+
+
+def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error") -> Data:
     """The prediction with its rows in the reference's order (by id when both have ids) and its
     columns in the reference's class order. A missing or extra class or id is an error naming it;
     with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
-    Works for any data with ``ids``, ``classes``, ``source``, ``len``, ``select`` and ``take``.
     """
-    if getattr(prediction, "absent_class_is_empty", False) and set(prediction.classes) < set(reference.classes):
+    if (
+        isinstance(prediction, ItemSets) and prediction.absent_class_is_empty
+        and set(prediction.classes) < set(reference.classes)
+    ):
         prediction = prediction.select(reference.classes, fill=True)
     if set(prediction.classes) != set(reference.classes):
         missing_classes = [c for c in reference.classes if c not in prediction.classes]
@@ -154,16 +161,17 @@ def align(reference: Aligned, prediction: Aligned, missing: str = "error") -> Al
     return prediction
 
 
-def _reorder(reference: Aligned, prediction: Aligned, missing: str) -> Aligned:
-    for m in (reference, prediction):
-        if len(set(m.ids)) != len(m.ids):
-            seen: set[str] = set()
-            dup = next(i for i in m.ids if i in seen or seen.add(i))
-            raise DataError(f"{m.source}: sample id {dup!r} appears more than once")
-    position = {sample: row for row, sample in enumerate(prediction.ids)}
-    absent = [i for i in reference.ids if i not in position]
-    known = set(reference.ids)
-    extra = [i for i in prediction.ids if i not in known]
+def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) -> Data:
+    ref_ids, pred_ids = reference.ids, prediction.ids
+    assert ref_ids is not None and pred_ids is not None, "align reorders by id only when both sides have ids"
+    for ids, source in ((ref_ids, reference.source), (pred_ids, prediction.source)):
+        dup = _first_repeated(ids)
+        if dup is not None:
+            raise DataError(f"{source}: sample id {dup!r} appears more than once")
+    position = {sample: row for row, sample in enumerate(pred_ids)}
+    absent = [i for i in ref_ids if i not in position]
+    known = set(ref_ids)
+    extra = [i for i in pred_ids if i not in known]
     if (absent and missing != "empty") or extra:
         parts = []
         if absent and missing != "empty":
@@ -174,19 +182,15 @@ def _reorder(reference: Aligned, prediction: Aligned, missing: str) -> Aligned:
         if extra:
             parts.append(f"{len(extra)} id(s) not in the reference: {', '.join(map(repr, extra[:MAX_LISTED]))}")
         raise DataError(f"{prediction.source}: " + "; ".join(parts) + f" (reference: {reference.source})")
-    rows = np.fromiter((position.get(i, -1) for i in reference.ids), dtype=np.intp, count=len(reference.ids))
-    return replace(prediction.take(rows), ids=reference.ids)
+    rows = np.fromiter((position.get(i, -1) for i in ref_ids), dtype=np.intp, count=len(ref_ids))
+    return replace(prediction.take(rows), ids=ref_ids)
 
 
-class Aligned(Protocol):
-    """What :func:`align` needs of a data set (LabelMatrix, ItemSets)."""
-
-    ids: tuple[str, ...] | None
-    classes: tuple[str, ...]
-    source: str
-
-    def __len__(self) -> int: ...
-
-    def select(self, classes: Sequence[str]) -> Aligned: ...
-
-    def take(self, rows: np.ndarray) -> Aligned: ...
+def _first_repeated(ids: tuple[str, ...]) -> str | None:
+    """The first id that occurs a second time (reading in order), or None if all differ."""
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            return i
+        seen.add(i)
+    return None

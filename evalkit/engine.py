@@ -75,8 +75,8 @@ def check_items(axes: Axes, reference: ItemSets, prediction: ItemSets, label: st
 def set_measure(combination: Combination, averaging: str, metric: str) -> Measure:
     rep, tnorm, similarity = combination
     return Measure(
-        "set", metric, representation=rep.label, similarity=similarity and similarity.label,
-        tnorm=tnorm and tnorm.label, averaging=averaging,
+        "set", metric, representation=rep.label, similarity=similarity.label if similarity else None,
+        tnorm=tnorm.label if tnorm else None, averaging=averaging,
     )
 
 

@@ -21,7 +21,12 @@ from evalkit.results import Agreement, Comparison, Row
 from evalkit.sources import load_source, source_path
 from evalkit.sweeps import offset
 from evalkit.uncertainty import (
-    Sample, bootstrap_bounds, jackknife_across_runs, paired_tests, rank_agreement, rows_of,
+    Sample,
+    bootstrap_bounds,
+    jackknife_across_runs,
+    paired_tests,
+    rank_agreement,
+    rows_of,
 )
 
 
@@ -83,7 +88,7 @@ def _prediction(plan: Plan, reference: Any, source: Source, out: Scored) -> Any:
     return prediction
 
 
-def _engine_rows(data: LabelMatrix | ItemSets) -> Any:
+def engine_rows(data: LabelMatrix | ItemSets) -> Any:
     """What the engine slices into chunks: the values array of a matrix, item sets as they are."""
     return data.values if isinstance(data, LabelMatrix) else data
 
@@ -99,17 +104,19 @@ def _score_step(
     samples: dict[str, Sample] = {}
     rows: list[Row] = []
     for system, runs in systems.items():
-        label = system if step.value is None else f"{system} ({sweep.vary}={step.value:g})"
+        label = system
         if sweep is not None:
+            assert step.value is not None, "every step of a sweep has its value"
+            label = f"{system} ({sweep.vary}={step.value:g})"
             runs = [offset(p, sweep, step.value, plan.where("sweep", "samples")) for p in runs]
-        ref = _engine_rows(reference)
+        ref = engine_rows(reference)
         if len(runs) > 1:
-            per_run = [score_system(label, ref, _engine_rows(p), step.axes, classes, progress).values for p in runs]
+            per_run = [score_system(label, ref, engine_rows(p), step.axes, classes, progress).values for p in runs]
             level = statistics.level if statistics else 0.95
             rows += rows_of(system, *jackknife_across_runs(per_run, level))
             out.note(f"{system}: the mean of {len(runs)} runs, with its jackknife {level:.0%} interval across runs")
             continue
-        samples[system] = Sample(ref, _engine_rows(runs[0]), classes)
+        samples[system] = Sample(ref, engine_rows(runs[0]), classes)
         scores[system] = score_system(label, ref, samples[system].prediction, step.axes, classes, progress, resampling)
         bounds: tuple[Any, Any] = (None, None)
         if statistics is not None and statistics.bootstrap is not None:

@@ -88,12 +88,17 @@ class ItemSets:
             rows = []
             for i, sample in enumerate(samples):
                 if not isinstance(sample, dict):
-                    raise DataError(f"{source}: sample {i + 1} is a {type(sample).__name__}; when some samples map classes to items, all must")
+                    raise DataError(
+                        f"{source}: sample {i + 1} is a {type(sample).__name__}; when some samples map classes to items, all must"
+                    )
                 rows.append(tuple(_items(sample.get(c, ()), source, i) for c in names))
         else:
             names = list(classes or [DEFAULT_CLASS])
             if len(names) != 1:
-                raise DataError(f"{source}: samples are plain item lists (one class) but {len(names)} classes were given; map each class to its items instead")
+                raise DataError(
+                    f"{source}: samples are plain item lists (one class) but {len(names)} classes were given; "
+                    "map each class to its items instead"
+                )
             rows = [(_items(sample, source, i),) for i, sample in enumerate(samples)]
         return cls(tuple(rows), tuple(map(str, names)), tuple(map(str, ids)) if ids is not None else None, source)
 

@@ -8,6 +8,7 @@ Terminal output and the Markdown report both render these plain tables.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -60,7 +61,7 @@ def tables(results: Results) -> list[Table]:
         varying = [k for k in PARTS if len({getattr(r, k) for r in group}) > 1] or ["metric"]
         same = ", ".join(f"{k}: {getattr(group[0], k)}" for k in PARTS if k not in varying and getattr(group[0], k) is not None)
         title = f"Sweep over {sweep}" + (f" — {same}" if same else "")
-        out.append(_pivot(title, group, lambda r: measure_label(r, varying), index=("system", "sweep_value")))
+        out.append(_pivot(title, group, functools.partial(measure_label, keys=varying), index=("system", "sweep_value")))
     return out
 
 

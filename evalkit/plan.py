@@ -20,7 +20,7 @@ from typing import Any
 
 from evalkit import budget
 from evalkit.axes import Axes, resolve
-from evalkit.config import LoadedConfig, Runs, as_list
+from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, as_list
 from evalkit.errors import ConfigError
 from evalkit.registry import Registry
 from evalkit.sources import find_loader, source_path
@@ -74,7 +74,7 @@ class Plan:
     needs: list[budget.Need] = field(default_factory=list)
 
     @property
-    def config(self) -> Any:
+    def config(self) -> RunConfig:
         return self.loaded.config
 
 
@@ -88,7 +88,9 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         listed = isinstance(specs, list)
         return resolve(registry, kind, as_list(specs), lambda i: where(key, i) if listed else where(key), base)
 
-    axes = Axes(**{attribute: axis(key, kind) for key, (kind, attribute) in FIELDS.items()}, zero_division=cfg.zero_division)
+    zero_division = cfg.zero_division
+    assert isinstance(zero_division, float), "RunConfig's validator makes 'nan' a float"
+    axes = Axes(**{attribute: axis(key, kind) for key, (kind, attribute) in FIELDS.items()}, zero_division=zero_division)
     for key in ("representation", "averaging"):
         if not as_list(getattr(cfg, key)):
             raise ConfigError(f"{where(key)}: `{key}:` lists no component; name at least one")
@@ -98,7 +100,9 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     for system, given in cfg.data.systems.items():
         if isinstance(given, Runs):
             places = [where("data", "systems", system, "runs", i) for i in range(len(given.runs))]
-            systems[system] = [plan_source(run, "prediction", system, p, base, registry, kind) for run, p in zip(given.runs, places)]
+            systems[system] = [
+                plan_source(run, "prediction", system, p, base, registry, kind) for run, p in zip(given.runs, places)
+            ]
         else:
             systems[system] = [plan_source(given, "prediction", system, where("data", "systems", system), base, registry, kind)]
     plan = Plan(loaded, registry, where, axes, kind, reference, systems, _steps(loaded, registry, where, axes, kind))
@@ -108,8 +112,8 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     if cfg.report is not None:
         plan.report = _report(cfg.report, base, registry, where, plan)
     if statistics is not None and (statistics.bootstrap or statistics.test):
-        plan.needs = _needs(plan)
-        _check_memory(plan.needs)
+        plan.needs = _needs(plan, statistics)
+        _check_memory(plan.needs, where("statistics"))
     return plan
 
 
@@ -143,7 +147,8 @@ def _baseline(named: str | None, systems: dict[str, list[Source]], where: Where)
     if baseline not in systems:
         close = difflib.get_close_matches(baseline, list(systems), 1)
         raise ConfigError(
-            f"{place}: no system {baseline!r}" + (f"; did you mean {close[0]!r}?" if close else f"; systems: {', '.join(systems)}")
+            f"{place}: no system {baseline!r}"
+            + (f"; did you mean {close[0]!r}?" if close else f"; systems: {', '.join(systems)}")
         )
     if len(systems[baseline]) > 1:
         raise ConfigError(f"{place}: {baseline!r} has several runs; paired tests need one run per system")
@@ -176,8 +181,7 @@ def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Pla
     return ReportPlan(writers, out)
 
 
-def _needs(plan: Plan) -> list[budget.Need]:
-    statistics = plan.config.statistics
+def _needs(plan: Plan, statistics: StatisticsConfig) -> list[budget.Need]:
     classes = plan.config.data.classes
     size = budget.size_of(plan.reference.value, plan.reference.full)
     size = budget.Size(size.samples, len(classes) if classes else size.classes)
@@ -192,7 +196,7 @@ def _needs(plan: Plan) -> list[budget.Need]:
     )
 
 
-def _check_memory(needs: list[budget.Need]) -> None:
+def _check_memory(needs: list[budget.Need], place: str) -> None:
     total = sum(n.bytes for n in needs)
     available = budget.available_memory()
     if available is None or total <= available:
@@ -200,6 +204,6 @@ def _check_memory(needs: list[budget.Need]) -> None:
     largest = max(needs, key=lambda n: n.bytes)
     parts = "; ".join(f"{n.what}: {budget.human(n.bytes)}" for n in sorted(needs, key=lambda n: -n.bytes) if n.bytes)
     raise ConfigError(
-        f"statistics: this run would need about {budget.human(total)} of memory ({parts}), but "
+        f"{place}: this run would need about {budget.human(total)} of memory ({parts}), but "
         f"{budget.human(available)} is available; lower {largest.lower}"
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evalkit.version import __version__
 from evalkit.cells import Cells, cross_blocks, pair_similarities
 from evalkit.contracts import who
 from evalkit.data import LabelMatrix
@@ -44,6 +43,7 @@ from evalkit.protocols import (
 from evalkit.reporting import atomic_write
 from evalkit.results import COLUMNS, Results, Row
 from evalkit.table import CardinalityTable, Summary, divide, metric_of_pr, metric_value
+from evalkit.version import __version__
 
 
 def create_component(kind: str, spec: str | Mapping[str, Any], *, where: str = "", registry: Any = None) -> Any:

@@ -12,7 +12,7 @@ import functools
 import importlib.metadata
 import inspect
 import os
-from types import ModuleType
+from collections.abc import Sequence
 
 import pluggy
 
@@ -87,11 +87,11 @@ def hook_problems(plugin: object) -> list[str]:
     return problems
 
 
-def _entry_point_plugins(failures: list[PluginLoadError]) -> dict[str, ModuleType]:
+def _entry_point_plugins(failures: list[PluginLoadError]) -> dict[str, object]:
     wanted = os.environ.get("EVALKIT_LOAD_PLUGINS")
     allowed = {d.strip() for d in wanted.split(",")} if wanted else None
     seen: set[tuple[str, str]] = set()
-    plugins = {}
+    plugins: dict[str, object] = {}  # what each entry point names: a module, usually
     # Built-ins first: they keep the plain names when a third party registers the same one.
     eps = sorted(
         importlib.metadata.entry_points(group=GROUP),
@@ -113,7 +113,7 @@ def _entry_point_plugins(failures: list[PluginLoadError]) -> dict[str, ModuleTyp
     return plugins
 
 
-def build_registry(pm: pluggy.PluginManager, failures: list[PluginLoadError] = ()) -> Registry:
+def build_registry(pm: pluggy.PluginManager, failures: Sequence[PluginLoadError] = ()) -> Registry:
     """Call every plugin's registration hooks once, each separately, into a new registry."""
     registry = Registry(failures=list(failures))
     for kind, (_, hook_name) in KINDS.items():

@@ -61,8 +61,11 @@ class DataMetric(Component, Protocol):
 
     ``update`` returns a state for one chunk; states of chunks are merged by ``+`` (a sum array,
     or a list, which ``+`` concatenates, for metrics that need all the data, like AP).
-    ``compute`` returns a value, or a mapping of named values where an array means one value per
-    level. Optional: ``prepare``, ``ranks``, ``lower_is_better`` (:data:`OPTIONAL`).
+    ``compute`` returns a number, or a mapping of named results, each a number,
+    :class:`~evalkit.measures.PerClass` (one value per class, in column order) or
+    :class:`~evalkit.measures.PerLevel` (one per level, e.g. per ontology distance λ); a bare
+    array is refused, since it would not say which. Optional: ``prepare``, ``ranks``,
+    ``lower_is_better`` (:data:`OPTIONAL`).
     """
 
     def update(self, reference: Array, prediction: Array) -> Any: ...

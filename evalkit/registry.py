@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -32,7 +32,7 @@ class Entry:
 
     kind: str
     name: str
-    cls: type
+    cls: type[Any]  # a plugin's class, with what registration checked (name, Params, protocol)
     plugin: str
     distribution: str
 
@@ -62,10 +62,9 @@ class Registry:
         """The ``register`` callback handed to one plugin's registration hook for one kind."""
 
         def register(cls: type, *, name: str | None = None, aliases: tuple[str, ...] = ()) -> None:
-            name = name or getattr(cls, "name", None)
             where = f"plugin {plugin!r} (distribution {distribution!r}) registering {kind} {cls.__name__}"
-            _check_component(kind, cls, name, where)
-            for key in (name, *aliases):
+            checked = _check_component(kind, cls, name or getattr(cls, "name", None), where)
+            for key in (checked, *aliases):
                 previous = self.entries.get((kind, key))
                 if previous is not None:
                     # The first registration (built-ins load first) keeps the plain name; the
@@ -163,7 +162,8 @@ def _type_name(schema: Mapping[str, Any]) -> str:
     return "value"
 
 
-def _check_component(kind: str, cls: type, name: Any, where: str) -> None:
+def _check_component(kind: str, cls: type, name: Any, where: str) -> str:
+    """The component's name, once ``cls`` is checked against its kind's protocol."""
     if kind not in KINDS:
         raise PluginContractError(f"{where}: unknown component kind {kind!r}")
     if not isinstance(name, str) or not NAME.match(name):
@@ -182,8 +182,9 @@ def _check_component(kind: str, cls: type, name: Any, where: str) -> None:
     protocols = (SetMetric, DataMetric) if kind == "metric" else (protocol,)
     missing = [sorted(_members(p) - set(dir(cls))) for p in protocols]
     if all(missing):
+        fewest: list[str] = min(missing, key=len)
         raise PluginContractError(
-            f"{where}: missing {', '.join(min(missing, key=len))} required by the "
+            f"{where}: missing {', '.join(fewest)} required by the "
             f"{' or '.join(p.__name__ for p in protocols)} protocol (see evalkit.protocols)"
         )
     # A misspelt optional member (`symetric = True`, a method `pair`) would be silently ignored.
@@ -196,6 +197,7 @@ def _check_component(kind: str, cls: type, name: Any, where: str) -> None:
                 f"ignore it. Did you mean {close[0]!r}? Rename it to {close[0]!r}, or, if it is a "
                 f"helper of your own, make it private with a leading underscore ('_{attribute}')"
             )
+    return name
 
 
 def _members(protocol: type) -> set[str]:

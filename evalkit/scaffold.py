@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 from string import Template
 
-from evalkit.version import __version__
 from evalkit.errors import ConfigError
 from evalkit.hookspecs import CONTRACT_VERSION
+from evalkit.version import __version__
 
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 

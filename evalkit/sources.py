@@ -16,7 +16,7 @@ from evalkit.items import ItemSets
 from evalkit.protocols import optional
 from evalkit.registry import Registry
 
-KINDS = {"matrix": LabelMatrix, "items": ItemSets}
+KINDS: dict[str, type[LabelMatrix] | type[ItemSets]] = {"matrix": LabelMatrix, "items": ItemSets}
 
 
 def source_path(source: Any, where: str) -> tuple[str | Path | None, str | None]:

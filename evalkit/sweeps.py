@@ -58,7 +58,8 @@ def sweep_axes(
         raise ConfigError(f"{where('sweep', 'vary')}: no {kind} of this config has a parameter {parameter!r} ({names})")
     labels = [label_of({k: v for k, v in spec.items() if k != parameter} if isinstance(spec, dict) else spec) for spec in specs]
     components = resolve(registry, kind, changed, lambda i: f"{where('sweep', 'vary')} ({parameter}={value:g})", base, labels)
-    return replace(axes, **{attribute: components})
+    changes: dict[str, Any] = {attribute: components}  # one of the Axes' component lists
+    return replace(axes, **changes)
 
 
 def field_specs(config: Any, sweep: SweepConfig) -> list[Any]:

@@ -13,13 +13,14 @@ vector. Summing float32 in float32 instead would be about 40% faster per sum but
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
-from evalkit.errors import PluginContractError
 from evalkit.components import Array, SetMetric
+from evalkit.errors import PluginContractError
 from evalkit.optional import optional
 
 #: Rows per chunk: small enough that a chunk stays in cache, large enough that per-chunk Python
@@ -44,14 +45,19 @@ class CardinalityTable:
     matched_pred: Array | None = None
 
     def columns(self) -> list[Array]:
-        extra = [] if self.matched_ref is None else [self.matched_ref, self.matched_pred]
-        return [self.ref, self.pred, self.inter, *extra]
+        """``ref``, ``pred``, ``inter``, then ``matched_ref`` and ``matched_pred`` when the table
+        has them (:meth:`check` refuses ``matched_ref`` without ``matched_pred``)."""
+        if self.matched_ref is None:
+            return [self.ref, self.pred, self.inter]
+        assert self.matched_pred is not None, "a table with matched_ref needs matched_pred too"
+        return [self.ref, self.pred, self.inter, self.matched_ref, self.matched_pred]
 
     def check(self, shape: tuple[int, int], who: str) -> None:
         """Cheap vectorized checks at the plugin boundary: shape and non-negative (a NaN makes
         ``min`` NaN). Infinities show in the sums, which :meth:`Summary.of` checks."""
-        names = ("ref", "pred", "inter", "matched_ref", "matched_pred")
-        for column, values in zip(names, self.columns()):
+        names = ["ref", "pred", "inter"] + ([] if self.matched_ref is None else ["matched_ref", "matched_pred"])
+        for column in names:
+            values = getattr(self, column)
             if not isinstance(values, np.ndarray) or values.shape != shape:
                 got = getattr(values, "shape", type(values).__name__)
                 raise PluginContractError(
@@ -90,6 +96,7 @@ def metric_value(
     """
     if matched_ref is None or optional(metric, "reads_cardinalities"):
         return divide(*metric.ratio(ref, pred, inter), zero_division)
+    assert matched_pred is not None, "matched_ref and matched_pred come together"
     p, r = divide(matched_pred, pred, zero_division), divide(matched_ref, ref, zero_division)
     return metric_of_pr(p, r, metric, zero_division)
 
@@ -120,45 +127,54 @@ class Summary:
     """Sufficient statistics of a cardinality table for every averaging scheme.
 
     ``ref``, ``pred``, ``inter`` (and ``matched_ref``, ``matched_pred`` when the table has
-    them): per-class sums (C,), or (B, C) for a batch of replicates (:meth:`replicates`). ``sample_sums[metric]`` (keyed by the metric instance): the sum
-    of its per-sample values and how many were defined (NaN under ``zero_division=nan`` is
-    excluded, as scikit-learn does).
+    them): per-class sums (C,), or (B, C) for a batch of replicates (:meth:`replicates`).
+    ``n_samples``: how many samples were summed (one count per replicate in a batch).
+    ``sample_sums[metric]`` (keyed by the metric instance): the sum of its per-sample values and
+    how many were defined (NaN under ``zero_division=nan`` is excluded, as scikit-learn does).
     """
 
     ref: Array
     pred: Array
     inter: Array
-    n_samples: int
+    n_samples: int | NDArray[np.int64]
     sample_sums: dict[SetMetric, Array] = field(default_factory=dict)
     matched_ref: Array | None = None
     matched_pred: Array | None = None
 
-    def value(self, metric: SetMetric, zero_division: float, reduce=lambda column: column) -> Array:
+    def value(
+        self, metric: SetMetric, zero_division: float, reduce: Callable[[Array], Array] = lambda column: column,
+    ) -> Array:
         """The metric of the per-class sums, after ``reduce`` (e.g. a total over classes)."""
-        extra = {} if self.matched_ref is None else {
-            "matched_ref": reduce(self.matched_ref), "matched_pred": reduce(self.matched_pred)
-        }
         return metric_value(
-            metric, reduce(self.ref), reduce(self.pred), reduce(self.inter), zero_division, **extra
+            metric, reduce(self.ref), reduce(self.pred), reduce(self.inter), zero_division,
+            *[reduce(m) for m in self._matched()],
         )
+
+    def _matched(self) -> list[Array]:
+        """[``matched_ref``, ``matched_pred``], or none for a table without per-side masses."""
+        if self.matched_ref is None:
+            return []
+        assert self.matched_pred is not None, "matched_ref and matched_pred come together"
+        return [self.matched_ref, self.matched_pred]
 
     @classmethod
     def of(
         cls, table: CardinalityTable, sample_metrics: Iterable[SetMetric], zero_division: float,
         who: str = "a representation",
     ) -> Summary:
-        sample_sums = {}
+        sample_sums: dict[SetMetric, Array] = {}
         if sample_metrics:
             ones = np.ones(table.ref.shape[1])
-            per_sample = [c.astype(np.float64, copy=False) @ ones for c in table.columns()]
+            ref, pred, inter, *matched = [c.astype(np.float64, copy=False) @ ones for c in table.columns()]
             for metric in sample_metrics:
-                values = metric_value(metric, *per_sample[:3], zero_division, *per_sample[3:])
+                values = metric_value(metric, ref, pred, inter, zero_division, *matched)
                 defined = ~np.isnan(values)
                 sample_sums[metric] = np.array([values[defined].sum(), defined.sum()])
         sums = [column_sums(c) for c in table.columns()]
         if not all(np.isfinite(s).all() for s in sums):
             raise PluginContractError(f"{who} returned infinite cardinalities; they must be finite")
-        return cls(*sums[:3], len(table.ref), sample_sums, *sums[3:])
+        ref_sums, pred_sums, inter_sums, *matched_sums = sums
+        return cls(ref_sums, pred_sums, inter_sums, len(table.ref), sample_sums, *matched_sums)
 
     @classmethod
     def replicates(
@@ -176,15 +192,16 @@ class Summary:
         per_sample: dict[SetMetric, list[Array]] = {}
         if sample_metrics:
             ones = np.ones(table.ref.shape[1])
-            totals = [c @ ones for c in columns]
+            ref, pred, inter, *matched = [c @ ones for c in columns]
             for metric in sample_metrics:
-                values = metric_value(metric, *totals[:3], zero_division, *totals[3:])
+                values = metric_value(metric, ref, pred, inter, zero_division, *matched)
                 defined = ~np.isnan(values)
                 per_sample[metric] = [np.where(defined, values, 0.0), defined.astype(np.float64)]
         # Integer weights become float64 a block of samples at a time: the whole (B, n) matrix
         # in float64 would double the weights' memory.
-        sums = [0.0] * len(columns)
-        sample_sums = {m: [0.0, 0.0] for m in per_sample}
+        n_replicates = len(weights)
+        sums = [np.zeros((n_replicates, c.shape[1])) for c in columns]
+        sample_sums = {m: [np.zeros(n_replicates), np.zeros(n_replicates)] for m in per_sample}
         for start in range(0, weights.shape[1], CHUNK_ROWS):
             block = np.asarray(weights[:, start : start + CHUNK_ROWS], dtype=np.float64)
             part = slice(start, start + CHUNK_ROWS)
@@ -192,27 +209,25 @@ class Summary:
             for metric, (values, defined) in per_sample.items():
                 sample_sums[metric][0] += block @ values[part]
                 sample_sums[metric][1] += block @ defined[part]
-        stacked = {m: np.stack(v, axis=1) for m, v in sample_sums.items()}
+        stacked: dict[SetMetric, Array] = {m: np.stack(v, axis=1) for m, v in sample_sums.items()}
         counts = np.asarray(weights).sum(axis=1, dtype=np.int64)
-        return cls(*sums[:3], counts, stacked, *sums[3:])
+        ref_sums, pred_sums, inter_sums, *matched_sums = sums
+        return cls(ref_sums, pred_sums, inter_sums, counts, stacked, *matched_sums)
 
     def replicate(self, b: int) -> Summary:
         """Replicate ``b`` of a batch made by :meth:`replicates`, as an ordinary summary."""
-        matched = (None, None) if self.matched_ref is None else (self.matched_ref[b], self.matched_pred[b])
+        assert isinstance(self.n_samples, np.ndarray), "a batch has one count per replicate"
         return Summary(
             self.ref[b], self.pred[b], self.inter[b], int(self.n_samples[b]),
-            {k: v[b] for k, v in self.sample_sums.items()}, *matched,
+            {k: v[b] for k, v in self.sample_sums.items()}, *[m[b] for m in self._matched()],
         )
 
     def __add__(self, other: Summary) -> Summary:
-        matched = (None, None) if self.matched_ref is None else (
-            self.matched_ref + other.matched_ref, self.matched_pred + other.matched_pred
-        )
         return Summary(
             self.ref + other.ref,
             self.pred + other.pred,
             self.inter + other.inter,
             self.n_samples + other.n_samples,
             {k: v + other.sample_sums[k] for k, v in self.sample_sums.items()},
-            *matched,
+            *[a + b for a, b in zip(self._matched(), other._matched(), strict=True)],
         )

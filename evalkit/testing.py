@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def describe(component: Any) -> str:
         The component's name, followed by its parameters if it has any.
     """
     name = getattr(component, "name", type(component).__name__)
-    params = getattr(component, "params", None)
+    params: Any = getattr(component, "params", None)
     values = params.model_dump() if hasattr(params, "model_dump") else {}
     if not values:
         return str(name)
@@ -86,7 +86,7 @@ def _first(bad: np.ndarray, **arrays: np.ndarray) -> str:
     return ", ".join(f"{k}={float(v)!r}" for k, v in values.items())
 
 
-def _fail(component: Any, kind: str, message: str) -> None:
+def _fail(component: Any, kind: str, message: str) -> NoReturn:
     raise AssertionError(f"{kind} {describe(component)}: {message}")
 
 

@@ -118,7 +118,7 @@ def jackknife_across_runs(runs: Sequence[Values], level: float) -> tuple[Values,
 def rows_of(system: str, values: Values, low: Values | None = None, high: Values | None = None) -> list[Row]:
     """The tidy rows of one system's values, with their interval when one was computed."""
     return [
-        Row.of(system, m, v, low and low[m], high and high[m])
+        Row.of(system, m, v, None if low is None else low[m], None if high is None else high[m])
         for m, v in values.items()
     ]
 

@@ -33,7 +33,10 @@ def test_fuzzy_passes_with_every_tnorm(tnorm):
 def test_crisp_passes_and_per_side_thresholds_need_symmetric_false():
     check_representation(create("representation", "crisp"), REF, PRED)
     one_sided = create("representation", {"name": "crisp", "reference_threshold": 0.3})
-    with pytest.raises(AssertionError, match=r"^representation crisp\(.*reference_threshold=0.3.*\): the reference against itself has \|G\| != \|P\|"):
+    with pytest.raises(
+        AssertionError,
+        match=r"^representation crisp\(.*reference_threshold=0.3.*\): the reference against itself has \|G\| != \|P\|",
+    ):
         check_representation(one_sided, REF, PRED)
     check_representation(one_sided, REF, PRED, symmetric=False)
 
@@ -144,7 +147,9 @@ class FirstClassOnly(BaseComponent):
 
 
 def test_check_averaging_catches_zero_division_and_class_order():
-    with pytest.raises(AssertionError, match=r"^averaging stubborn_micro: precision of an empty table is 0\.0 with zero_division=1\.0"):
+    with pytest.raises(
+        AssertionError, match=r"^averaging stubborn_micro: precision of an empty table is 0\.0 with zero_division=1\.0"
+    ):
         check_averaging(IgnoresZeroDivision(IgnoresZeroDivision.Params()))
     with pytest.raises(AssertionError, match=r"^averaging first_class: precision changes when the classes are permuted"):
         check_averaging(FirstClassOnly(FirstClassOnly.Params()))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "snapshots"))
-from take import CONFIGS, SNAPSHOT, results_of  # noqa: E402
+from take import CONFIGS, SNAPSHOT, results_of
 
 with gzip.open(SNAPSHOT, "rt", encoding="utf-8") as _handle:
     EXPECTED = json.load(_handle)

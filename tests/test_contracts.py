@@ -80,7 +80,8 @@ def raise_zero_division(_):
     ("output", "error", "problem"),
     [
         (lambda t: t[:, :1], PluginContractError,
-         r"T\(a, b\) of shapes \(3, 2\) and \(3, 2\) returned shape \(3, 1\); expected an array of shape \(3, 2\) with values in \[0, 1\]"),
+         r"T\(a, b\) of shapes \(3, 2\) and \(3, 2\) returned shape \(3, 1\); "
+         r"expected an array of shape \(3, 2\) with values in \[0, 1\]"),
         (lambda t: t + 0.7, PluginContractError, r"returned 1\.1 at index \(0, 1\) \(3 value\(s\) outside \[0, 1\] or NaN"),
         (lambda t: np.where(t > 0.5, np.nan, t), PluginContractError, r"returned nan at index \(1, 0\)"),
         (lambda t: t.astype(str), PluginContractError, r"returned dtype <U"),
@@ -115,7 +116,9 @@ def test_similarity_outputs_and_exceptions_name_the_plugin(monkeypatch, registry
 
 
 def test_set_metric_output_is_checked(registry):
-    with pytest.raises(PluginContractError, match=rf"metric 'bad_ratio' {WHO}: ratio\(\) returned tuple; expected \(numerator, denominator\)"):
+    with pytest.raises(
+        PluginContractError, match=rf"metric 'bad_ratio' {WHO}: ratio\(\) returned tuple; expected \(numerator, denominator\)"
+    ):
         evalkit.evaluate(MEMBERSHIPS, MEMBERSHIPS, metrics=["bad_ratio"], registry=registry)
 
 
@@ -140,7 +143,10 @@ def test_the_broken_plugin_does_not_stop_the_others(registry):
 @pytest.mark.parametrize(
     ("hook", "problem"),
     [
-        ("evalkit_register_tnorm", r"'evalkit_register_tnorm' is not an evalkit hook \(did you mean 'evalkit_register_tnorms'\?\)"),
+        (
+            "evalkit_register_tnorm",
+            r"'evalkit_register_tnorm' is not an evalkit hook \(did you mean 'evalkit_register_tnorms'\?\)",
+        ),
         ("unmarked", r"evalkit_register_tnorms is not marked with @evalkit.hookimpl, so it would never be called"),
         ("arguments", r"evalkit_register_tnorms\(reg\) must take exactly one argument named 'register'"),
     ],

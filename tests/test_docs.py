@@ -73,7 +73,7 @@ def guide_modules() -> dict[str, types.ModuleType]:
             match = re.fullmatch(r"# (\w+)/__init__\.py", first.strip())
             if match:
                 module = types.ModuleType(match[1])
-                exec(compile(body, f"{page.name}:{match[1]}", "exec"), module.__dict__)  # noqa: S102
+                exec(compile(body, f"{page.name}:{match[1]}", "exec"), module.__dict__)
                 modules[match[1]] = module
     return modules
 
@@ -401,7 +401,7 @@ def test_guide_test_files_pass(page, line, body, monkeypatch, registry):
     for name, module in MODULES.items():
         monkeypatch.setitem(sys.modules, name, module)
     namespace: dict[str, Any] = {}
-    exec(compile(body, f"{page.name}:{line}", "exec"), namespace)  # noqa: S102
+    exec(compile(body, f"{page.name}:{line}", "exec"), namespace)
     tests = {k: f for k, f in namespace.items() if k.startswith("test_") and callable(f)}
     assert tests
     for func in tests.values():

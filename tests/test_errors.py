@@ -84,7 +84,11 @@ def test_clip_true_clips_and_the_results_say_so(tmp_path):
 
 def test_reference_out_of_range_is_never_clipped():
     # GOOD * 2 - 0.3 = [[0.1, 1.5], [0.9, -0.1]]: two values out of range.
-    with pytest.raises(DataError, match=r"reference: 2 value\(s\) outside \[0, 1\], first 1.5 at row 1, class '1'; row 2, class '1'\. .*fix the reference labels$"):
+    with pytest.raises(
+        DataError,
+        match=r"reference: 2 value\(s\) outside \[0, 1\], first 1.5 at row 1, class '1'; row 2, class '1'\. "
+        r".*fix the reference labels$",
+    ):
         evalkit.evaluate(GOOD * 2 - 0.3, GOOD, clip=True)
 
 

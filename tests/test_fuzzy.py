@@ -99,7 +99,9 @@ def test_crisp_thresholds_and_options():
     inclusive = evalkit.evaluate(ref, pred, representation={"name": "crisp", "inclusive": True})
     assert inclusive["precision"] == pytest.approx(2 / 3) and inclusive["recall"] == 1.0
     # Per-side thresholds: ref > 0.1 (all three), pred > 0.55 (classes 0 and 2).
-    sided = evalkit.evaluate(ref, pred, representation={"name": "crisp", "reference_threshold": 0.1, "prediction_threshold": 0.55})
+    sided = evalkit.evaluate(
+        ref, pred, representation={"name": "crisp", "reference_threshold": 0.1, "prediction_threshold": 0.55}
+    )
     assert sided["precision"] == 1.0 and sided["recall"] == pytest.approx(2 / 3)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from evalkit_segments import fuzzy_boundaries as fb
-from evalkit_segments.fuzzy_boundaries import fuzzy_cardinalities
 
 from evalkit.plugins import default_registry
+from evalkit_segments import fuzzy_boundaries as fb
+from evalkit_segments.fuzzy_boundaries import fuzzy_cardinalities
 
 REGISTRY = default_registry()
 TNORMS = REGISTRY.names("tnorm")

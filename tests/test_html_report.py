@@ -11,16 +11,16 @@ from __future__ import annotations
 import gc
 import hashlib
 import html
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 import weakref
 import xml.etree.ElementTree as ET
-from html.parser import HTMLParser
 from dataclasses import replace
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -29,8 +29,8 @@ from matplotlib.figure import Figure
 import evalkit
 from evalkit import __version__
 from evalkit.measures import Measure
-from evalkit.reporting import write_reports
 from evalkit.plugins import default_registry
+from evalkit.reporting import write_reports
 from evalkit.results import Agreement, Comparison, Results, Row
 from evalkit_reports import plots
 from evalkit_reports.html import AXES, render_html
@@ -423,7 +423,9 @@ def test_odd_results_render_without_error():
                  for v in (nan if t == "product" else 0.5,)], "undefined cells"),
         Results([Row("a", None, None, None, None, "log_loss", v) for v in (-2.5,)]
                 + [Row("b", None, None, None, None, "log_loss", 130.0)], "outside [0, 1]"),
-        Results([Row("a", None, None, None, None, "omap_per_level", 0.5 + i / 50, level=i) for i in range(5)], "one system's levels"),
+        Results(
+            [Row("a", None, None, None, None, "omap_per_level", 0.5 + i / 50, level=i) for i in range(5)], "one system's levels"
+        ),
         Results([Row("a", "fuzzy", None, "minimum", "micro", "f1", 0.5, sweep="offset", sweep_value=0.0)],
                 "a sweep of one value", agreement=[Agreement(Measure("data", "x"), Measure("data", "y"), nan, nan, 1)]),
     ]

@@ -47,7 +47,10 @@ def test_each_kind_is_written_and_passes_the_author_kit(tmp_path, kind):
     ("args", "problem"),
     [
         (["Geo-Dist"], "plugin name 'Geo-Dist' must match [a-z][a-z0-9_]* (it is the name used in YAML); e.g. 'geo_dist'"),
-        (["minimum", "--kind", "tnorm"], "a tnorm called 'minimum' is registered already (see `evalkit plugins`); choose another name"),
+        (
+            ["minimum", "--kind", "tnorm"],
+            "a tnorm called 'minimum' is registered already (see `evalkit plugins`); choose another name",
+        ),
     ],
 )
 def test_bad_names_are_refused(tmp_path, args, problem):

@@ -145,7 +145,9 @@ def test_unlabeled_clips_are_an_error_or_skipped():
 def test_soft_targets_are_an_error_naming_the_class():
     y, s, classes = tagging(9)
     y[10, 4] = 0.6
-    with pytest.raises(DataError, match=rf"metric 'map': targets must be binary.*clip 10, class 4 \('{classes[4]}'\) \(value 0.6\)"):
+    with pytest.raises(
+        DataError, match=rf"metric 'map': targets must be binary.*clip 10, class 4 \('{classes[4]}'\) \(value 0.6\)"
+    ):
         evalkit.evaluate(y, s, metrics=["map"], classes=classes)
 
 

@@ -70,9 +70,13 @@ MISTAKES = {
     "representation without its similarity": (items_config(similarity=None), "needs a similarity"),
     "representation without its T-norm": (with_({"tnorm": []}), "needs a T-norm"),
     "no representation": (with_({"representation": []}), "lists no component"),
-    "representations of different data": (with_({"representation": ["fuzzy", "soft_cardinality"], "similarity": "levenshtein"}), "different kinds of data"),
+    "representations of different data": (
+        with_({"representation": ["fuzzy", "soft_cardinality"], "similarity": "levenshtein"}), "different kinds of data"
+    ),
     "data metric on item lists": (items_config(metrics=["f1", "kld"]), "read membership matrices"),
-    "missing file under runs": (with_({"data.systems": {"x": {"runs": [str(QUICKSTART / "tiny.csv"), "nowhere.csv"]}}}), "no such data file 'nowhere.csv'"),
+    "missing file under runs": (
+        with_({"data.systems": {"x": {"runs": [str(QUICKSTART / "tiny.csv"), "nowhere.csv"]}}}), "no such data file 'nowhere.csv'"
+    ),
     "missing reference": (with_({"data.reference": "missing.csv"}), "no such data file 'missing.csv'"),
     "no loader for the suffix": (with_({"data.reference": str(ROOT / "README.md")}), "no loader reads '.md' files"),
     "baseline with several runs": (
@@ -80,7 +84,9 @@ MISTAKES = {
                "statistics": {"test": {"baseline": "x", "resamples": 10}}}),
         "several runs",
     ),
-    "unknown report format": (with_({"report": {"formats": ["markdown", "pdf"], "out": "results/x"}}), "unknown report_writer 'pdf'"),
+    "unknown report format": (
+        with_({"report": {"formats": ["markdown", "pdf"], "out": "results/x"}}), "unknown report_writer 'pdf'"
+    ),
     "unknown component": (with_({"tnorm": "hamacker"}), "Did you mean 'hamacher'"),
     "parameter a component rejects": (with_({"tnorm": {"name": "hamacher", "q": 1}}), "unknown parameter 'q'"),
     "component listed twice": (with_({"averaging": ["micro", "micro"]}), "listed twice"),

@@ -6,12 +6,12 @@ import importlib.metadata
 import json
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 from pydantic import BaseModel
 
 import evalkit
@@ -214,5 +214,7 @@ def test_representation_output_is_checked_and_blamed_on_its_plugin(monkeypatch, 
     monkeypatch.setattr(BadRepresentation, "inter", staticmethod(inter))
     registry = registry_with(**{"evalkit-bad:bad": BadPlugin()})
     data = np.array([[0.5, 1.0], [0.2, 0.0]])
-    with pytest.raises(PluginContractError, match="representation 'bad_sets' \\(from evalkit-bad, plugin evalkit-bad:bad\\) " + problem):
+    with pytest.raises(
+        PluginContractError, match="representation 'bad_sets' \\(from evalkit-bad, plugin evalkit-bad:bad\\) " + problem
+    ):
         evalkit.evaluate(data, data, representation="bad_sets", registry=registry)

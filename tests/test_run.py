@@ -64,7 +64,9 @@ def test_ids_align_rows_and_columns_and_classes_select(tmp_path: Path):
     write(tmp_path / "ref.csv", "segment,a,b,c\ns1,1,0,0.5\ns2,0,1,0.5\n")
     # Rows and columns in another order: alignment must undo both.
     write(tmp_path / "sys.tsv", "segment\tc\tb\ta\ns2\t0.5\t1\t0\ns1\t0.5\t0\t1\n")
-    config = write(tmp_path / "run.yaml", "data: {reference: ref.csv, systems: {s: sys.tsv}, classes: [a, b]}\naveraging: micro\n")
+    config = write(
+        tmp_path / "run.yaml", "data: {reference: ref.csv, systems: {s: sys.tsv}, classes: [a, b]}\naveraging: micro\n"
+    )
     assert {r.metric: r.value for r in evalkit.run(config).rows} == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
 
 
@@ -84,20 +86,27 @@ metrics: [recall]
 
 def test_npy_columns_named_by_classes(tmp_path: Path):
     np.save(tmp_path / "r.npy", np.eye(3, dtype=np.float32))
-    config = write(tmp_path / "run.yaml", "data: {reference: r.npy, systems: {s: r.npy}, classes: [a, b, c]}\naveraging: none\nmetrics: [f1]\n")
+    config = write(
+        tmp_path / "run.yaml",
+        "data: {reference: r.npy, systems: {s: r.npy}, classes: [a, b, c]}\naveraging: none\nmetrics: [f1]\n",
+    )
     assert [r.class_ for r in evalkit.run(config).rows] == ["a", "b", "c"]
 
 
 def test_cli_json_and_csv_on_stdout(root: Path):
     config = str(root / "configs" / "quickstart.yaml")
-    done = subprocess.run([sys.executable, "-m", "evalkit", "run", config, "--format", "json"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "run", config, "--format", "json"], capture_output=True, text=True, check=True
+    )
     document = json.loads(done.stdout)
     assert list(document["rows"][0]) == list(COLUMNS) == [
         "system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level",
         "sweep", "sweep_value", "value", "ci_low", "ci_high",
     ]
     assert document["name"] == "quickstart" and document["evalkit_version"] == evalkit.__version__
-    done = subprocess.run([sys.executable, "-m", "evalkit", "run", config, "--format", "csv"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "run", config, "--format", "csv"], capture_output=True, text=True, check=True
+    )
     rows = list(csv.DictReader(done.stdout.splitlines()))
     assert len(rows) == len(document["rows"])
 
@@ -115,7 +124,9 @@ def test_cli_table_shows_tnorms_by_averaging(root: Path):
 
 
 def test_validate_ok(root: Path):
-    done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(root / "configs" / "quickstart.yaml")], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", "validate", str(root / "configs" / "quickstart.yaml")], capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout.strip().endswith(": ok")
 
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from evalkit_loaders import DelimitedItems
-from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels, merge_intervals
 
 import evalkit
 from evalkit import hookimpl
 from evalkit.errors import DataError
 from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.sources import find_loader
+from evalkit_loaders import DelimitedItems
+from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels, merge_intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "configs" / "data"

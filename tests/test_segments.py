@@ -14,7 +14,9 @@ PRF = ["precision", "recall", "f1"]
 
 
 def segments(reference, prediction, **kwargs):
-    return evalkit.evaluate(reference, prediction, representation="segments", metrics=PRF + ["card_ref", "card_pred", "card_inter"], **kwargs)
+    return evalkit.evaluate(
+        reference, prediction, representation="segments", metrics=PRF + ["card_ref", "card_pred", "card_inter"], **kwargs
+    )
 
 
 def test_identical_segments_score_one():
@@ -64,7 +66,9 @@ def test_lengths_equal_a_fine_frame_computation(ref, pred):
     frame-based counts (× resolution) must equal the sweep's lengths to rounding."""
     pred = (pred * 3)[: len(ref)]
     resolution = 0.001
-    out = evalkit.evaluate(ref, pred, representation="segments", averaging="none", metrics=["card_ref", "card_pred", "card_inter"])
+    out = evalkit.evaluate(
+        ref, pred, representation="segments", averaging="none", metrics=["card_ref", "card_pred", "card_inter"]
+    )
     ref_frames = [frames(items, resolution, 13) for items in ref]
     pred_frames = [frames(items, resolution, 13) for items in pred]
     assert out["card_ref"][0] == pytest.approx(sum(f.sum() for f in ref_frames) * resolution, abs=1e-6)
@@ -91,7 +95,10 @@ def test_segment_overlap_similarity():
 def test_fuzzy_pr_maps_each_segment_to_its_best_match():
     # Reference [0, 10]; predictions [2, 12] (overlap 8 / 10 = 0.8) and [20, 21] (nothing).
     # Recall = 0.8 / 1; precision = (0.8 + 0) / 2; F = 2·0.4·0.8 / 1.2.
-    out = evalkit.evaluate([[(0, 10)]], [[(2, 12), (20, 21)]], representation="fuzzy_pr", similarity="segment_overlap", metrics=PRF + ["card_ref", "card_pred"])
+    out = evalkit.evaluate(
+        [[(0, 10)]], [[(2, 12), (20, 21)]], representation="fuzzy_pr", similarity="segment_overlap",
+        metrics=PRF + ["card_ref", "card_pred"],
+    )
     assert out == pytest.approx({"precision": 0.4, "recall": 0.8, "f1": 2 * 0.4 * 0.8 / 1.2, "card_ref": 1, "card_pred": 2})
 
 
@@ -109,7 +116,9 @@ def test_soft_and_crisp_star_on_segments():
     soft = evalkit.evaluate(g, p, representation="soft_cardinality", similarity="segment_overlap", metrics=["precision"])
     # card(G) = card(P) = 1, card(G ⧺ P) = 2 / 1.8 -> |G ∩ P| = 2 − 1/0.9.
     assert soft["precision"] == pytest.approx(2 - 1 / 0.9)
-    star = evalkit.evaluate(g, p, representation={"name": "threshold_match", "threshold": 0.9}, similarity="segment_overlap", metrics=["precision"])
+    star = evalkit.evaluate(
+        g, p, representation={"name": "threshold_match", "threshold": 0.9}, similarity="segment_overlap", metrics=["precision"]
+    )
     assert star["precision"] == 0.0
 
 
@@ -123,7 +132,9 @@ def test_a_class_a_system_never_predicts_is_empty_not_an_error(tmp_path):
     (tmp_path / "ref.tsv").write_text("a.wav\t0\t2\tdog\na.wav\t1\t3\tcar\n")
     (tmp_path / "sys.tsv").write_text("a.wav\t0\t2\tdog\n")
     config = tmp_path / "run.yaml"
-    config.write_text("data: {reference: ref.tsv, systems: {s: sys.tsv}}\nrepresentation: segments\naveraging: none\nmetrics: [recall]\n")
+    config.write_text(
+        "data: {reference: ref.tsv, systems: {s: sys.tsv}}\nrepresentation: segments\naveraging: none\nmetrics: [recall]\n"
+    )
     # Classes sorted: car (never predicted -> recall 0), dog (found -> 1).
     assert [(r.class_, r.value) for r in evalkit.run(config).rows] == [("car", 0.0), ("dog", 1.0)]
     (tmp_path / "sys.tsv").write_text("a.wav\t0\t2\tdog\na.wav\t0\t2\tbird\n")
@@ -176,7 +187,10 @@ def test_every_tnorm_stays_within_bounds(tnorm):
 def test_the_bundled_event_config_compares_table_5s_methods(root):
     results = evalkit.run(root / "configs" / "events.yaml", write_reports=False)
     f1 = {(r.system, r.representation): r.value for r in results.rows if (r.averaging, r.metric) == ("micro", "f1")}
-    for rep in ("exact_match", "threshold_match(threshold=0.8)", "fuzzy_pr", "soft_cardinality", "segments", "fuzzy_segments(ramp=0.5)"):
+    representations = (
+        "exact_match", "threshold_match(threshold=0.8)", "fuzzy_pr", "soft_cardinality", "segments", "fuzzy_segments(ramp=0.5)"
+    )
+    for rep in representations:
         assert 0 <= f1[("poor", rep)] <= f1[("good", rep)] <= 1, rep
     # No predicted boundary is exact, so crisp matching finds nothing; the soft measures do.
     assert f1[("good", "exact_match")] == 0.0 and f1[("good", "soft_cardinality")] > 0.5
@@ -186,7 +200,11 @@ def test_unreachable_quadrature_tolerance_is_an_error_naming_the_cell(monkeypatc
     import evalkit_segments.fuzzy_boundaries as fb
 
     monkeypatch.setattr(fb, "_MAX_DEPTH", 1)
-    with pytest.raises(DataError, match=r"fuzzy_segments with T-norm 'schweizer_sklar': the integral of sample 'row 1', class 'items' has an error bound of .* above the tolerance 1e-12"):
+    with pytest.raises(
+        DataError,
+        match=r"fuzzy_segments with T-norm 'schweizer_sklar': the integral of sample 'row 1', class 'items' "
+        r"has an error bound of .* above the tolerance 1e-12",
+    ):
         evalkit.evaluate(
             [[(0.0, 10.0)]], [[(1.0, 11.0)]], representation={"name": "fuzzy_segments", "ramp": 2.0, "tolerance": 1e-12},
             tnorm="schweizer_sklar",  # p = 2: a square-root singularity at its zero region's edge

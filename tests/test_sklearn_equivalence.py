@@ -20,8 +20,10 @@ AVERAGINGS = ["micro", "macro", "weighted", "samples", "none"]
 ZERO_DIVISION = [0.0, 1.0, math.nan]
 
 
-def binary_pair(draw_shape=st.tuples(st.integers(1, 12), st.integers(2, 5))):
-    return draw_shape.flatmap(
+def binary_pair():
+    """Two 0/1 matrices of one shape: 1 to 12 samples, 2 to 5 classes."""
+    shapes = st.tuples(st.integers(1, 12), st.integers(2, 5))
+    return shapes.flatmap(
         lambda shape: st.tuples(
             arrays(np.float64, shape, elements=st.sampled_from([0.0, 1.0])),
             arrays(np.float64, shape, elements=st.sampled_from([0.0, 1.0])),

@@ -22,7 +22,9 @@ GRAY = ([["gray", "color"]], [["the", "grey", "colour"]])
 
 
 def soft(reference, prediction, similarity="levenshtein", **kwargs):
-    return evalkit.evaluate(reference, prediction, representation="soft_cardinality", similarity=similarity, metrics=CARDS, **kwargs)
+    return evalkit.evaluate(
+        reference, prediction, representation="soft_cardinality", similarity=similarity, metrics=CARDS, **kwargs
+    )
 
 
 def test_gray_color_table_3_syntactic():
@@ -92,7 +94,11 @@ def test_unique_item_counts_one_and_duplicates_half():
 
 
 @settings(max_examples=40, deadline=None)
-@given(g=st.lists(st.text("abc", max_size=4), max_size=5), p=st.lists(st.text("abc", max_size=4), max_size=5), seed=st.integers(0, 99))
+@given(
+    g=st.lists(st.text("abc", max_size=4), max_size=5),
+    p=st.lists(st.text("abc", max_size=4), max_size=5),
+    seed=st.integers(0, 99),
+)
 def test_invariant_to_item_order(g, p, seed):
     rng = np.random.default_rng(seed)
     out = soft([g], [p])
@@ -107,7 +113,9 @@ def test_batched_documents_equal_one_by_one():
     vocab = ["cafe", "coffee", "caffe", "pizza", "plaza", "hotel", "motel", "tea"]
     docs_g = [list(rng.choice(vocab, rng.integers(0, 5))) for _ in range(30)]
     docs_p = [list(rng.choice(vocab, rng.integers(0, 5))) for _ in range(30)]
-    together = evalkit.evaluate(docs_g, docs_p, representation="soft_cardinality", similarity="levenshtein", averaging="none", metrics=["card_inter"])
+    together = evalkit.evaluate(
+        docs_g, docs_p, representation="soft_cardinality", similarity="levenshtein", averaging="none", metrics=["card_inter"]
+    )
     alone = [soft([g], [p])["card_inter"] for g, p in zip(docs_g, docs_p)]
     # averaging none over one class sums the documents' intersections.
     assert together["card_inter"][0] == pytest.approx(sum(alone), rel=1e-12)
@@ -117,7 +125,9 @@ def test_matrix_only_similarity_gives_the_same_values(monkeypatch):
     """A third-party similarity without pairs() is scored one matrix per cell, same numbers."""
     from evalkit_similarity import GivenMatrix
 
-    spec = {"name": "matrix", "values": [["gray", "grey", 0.75], ["color", "colour", 5 / 6], ["the", "grey", 0.25]], "default": 0.0}
+    spec = {
+        "name": "matrix", "values": [["gray", "grey", 0.75], ["color", "colour", 5 / 6], ["the", "grey", 0.25]], "default": 0.0
+    }
     with_pairs = soft(*GRAY, similarity=spec)
     monkeypatch.delattr(GivenMatrix, "pairs")
     assert soft(*GRAY, similarity=spec) == pytest.approx(with_pairs, rel=1e-12)
@@ -127,13 +137,18 @@ def test_matrix_only_similarity_gives_the_same_values(monkeypatch):
 def test_exponent_and_bound():
     # Two near-duplicates: sim(colour, color) = 5/6. p = 2 squares it: counts 1/(1 + 25/36).
     out = soft([["color", "colour"]], [["color"]], similarity={"name": "levenshtein"}, **{})
-    squared = evalkit.evaluate([["color", "colour"]], [["color"]], representation={"name": "soft_cardinality", "p": 2}, similarity="levenshtein", metrics=["card_ref"])
+    squared = evalkit.evaluate(
+        [["color", "colour"]], [["color"]], representation={"name": "soft_cardinality", "p": 2}, similarity="levenshtein",
+        metrics=["card_ref"],
+    )
     assert out["card_ref"] == pytest.approx(2 / (1 + 5 / 6))
     assert squared["card_ref"] == pytest.approx(2 / (1 + 25 / 36))
     # Unbounded precision can exceed 1 (the paper's remark); bound caps it at 1.
     g, p = [["abcd", "abce", "abcf"]], [["abcd"]]
     loose = evalkit.evaluate(g, p, representation="soft_cardinality", similarity="levenshtein", metrics=["precision"])
-    tight = evalkit.evaluate(g, p, representation={"name": "soft_cardinality", "bound": True}, similarity="levenshtein", metrics=["precision"])
+    tight = evalkit.evaluate(
+        g, p, representation={"name": "soft_cardinality", "bound": True}, similarity="levenshtein", metrics=["precision"]
+    )
     assert loose["precision"] > 1 and tight["precision"] == 1.0
 
 
@@ -180,7 +195,10 @@ def test_missing_document_is_an_error_or_empty(tmp_path: Path):
     (tmp_path / "ref.jsonl").write_text('{"id": "a", "items": ["x"]}\n{"id": "b", "items": ["y"]}\n')
     (tmp_path / "sys.jsonl").write_text('{"id": "a", "items": ["x"]}\n')
     config = tmp_path / "run.yaml"
-    config.write_text("data:\n  reference: ref.jsonl\n  systems: {s: sys.jsonl}\nrepresentation: exact_match\naveraging: samples\nmetrics: [recall]\n")
+    config.write_text(
+        "data:\n  reference: ref.jsonl\n  systems: {s: sys.jsonl}\n"
+        "representation: exact_match\naveraging: samples\nmetrics: [recall]\n"
+    )
     with pytest.raises(DataError, match=r"missing 1 reference id\(s\): 'b' \(set `missing: empty`"):
         evalkit.run(config)
     config.write_text(config.read_text().replace("systems: {s: sys.jsonl}", "systems: {s: sys.jsonl}\n  missing: empty"))
@@ -192,7 +210,10 @@ def test_bad_item_data_is_named(tmp_path: Path):
         evalkit.evaluate([["pizza"]], ["pizza"], representation="exact_match")
     (tmp_path / "bad.jsonl").write_text('{"id": "a", "items": ["x"]}\n{"id": "b", items}\n')
     with pytest.raises(DataError, match=r"bad.jsonl:2: not valid JSON"):
-        evalkit.run({"data": {"reference": str(tmp_path / "bad.jsonl"), "systems": {"s": str(tmp_path / "bad.jsonl")}}, "representation": "exact_match"})
+        evalkit.run(
+            {"data": {"reference": str(tmp_path / "bad.jsonl"), "systems": {"s": str(tmp_path / "bad.jsonl")}},
+             "representation": "exact_match"}
+        )
 
 
 def test_mixing_matrix_and_item_representations_is_explained():
@@ -229,8 +250,10 @@ def test_large_documents_are_scored_as_blocks_with_the_same_values(monkeypatch):
     crisp_star = evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)
     monkeypatch.setattr(evalkit.cells, "BLOCK_ITEMS", 10**9)  # everything as pairs
     for key in CARDS:
-        np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)[key], mixed[key], rtol=1e-12)
-        np.testing.assert_allclose(evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)[key], crisp_star[key], rtol=1e-12)
+        soft_value = evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)[key]
+        np.testing.assert_allclose(soft_value, mixed[key], rtol=1e-12)
+        star_value = evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)[key]
+        np.testing.assert_allclose(star_value, crisp_star[key], rtol=1e-12)
 
 
 def test_symmetric_similarities_score_each_pair_once_with_the_same_values(monkeypatch):

@@ -66,7 +66,9 @@ def macro_recall_per_class(r, p):
     [("micro", "f1", micro_f1), ("samples", "precision", samples_precision)],
 )
 def test_percentile_intervals_equal_an_independent_bootstrap(averaging, metric, statistic):
-    results = run(averaging=averaging, metrics=[metric], statistics={"bootstrap": {"resamples": 400, "seed": 5, "method": "percentile"}})
+    results = run(
+        averaging=averaging, metrics=[metric], statistics={"bootstrap": {"resamples": 400, "seed": 5, "method": "percentile"}}
+    )
     row = value(results, system="good", averaging=averaging, metric=metric)
     replicates = independent_replicates(REF, GOOD, 400, 5, statistic)
     assert row.value == pytest.approx(statistic(REF, GOOD), abs=1e-12)
@@ -75,7 +77,9 @@ def test_percentile_intervals_equal_an_independent_bootstrap(averaging, metric, 
 
 
 def test_per_class_values_get_intervals_too():
-    results = run(averaging="none", metrics=["recall"], statistics={"bootstrap": {"resamples": 300, "seed": 3, "method": "percentile"}})
+    results = run(
+        averaging="none", metrics=["recall"], statistics={"bootstrap": {"resamples": 300, "seed": 3, "method": "percentile"}}
+    )
     rows = [r for r in results.rows if r.system == "good"]
     replicates = independent_replicates(REF, GOOD, 300, 3, macro_recall_per_class)
     low, high = np.percentile(replicates, [2.5, 97.5], axis=0)
@@ -180,7 +184,10 @@ def test_permutation_p_values_are_uniform_for_exchangeable_systems():
 
 
 def test_bootstrap_test_and_baseline_choice():
-    results = run(averaging="macro", metrics=["precision"], statistics={"test": {"method": "bootstrap", "resamples": 300, "baseline": "bad"}})
+    results = run(
+        averaging="macro", metrics=["precision"],
+        statistics={"test": {"method": "bootstrap", "resamples": 300, "baseline": "bad"}},
+    )
     (comparison,) = results.comparisons
     assert (comparison.system, comparison.baseline, comparison.method) == ("good", "bad", "bootstrap")
     assert comparison.difference > 0 and comparison.p_value < 0.01
@@ -192,11 +199,15 @@ def test_bootstrap_test_and_baseline_choice():
 
 
 def test_rank_agreement_orients_kld_against_f1():
-    systems = {name: np.clip(REF + RNG.normal(0, noise, REF.shape), 0, 1) for name, noise in (("a", 0.05), ("b", 0.2), ("c", 0.5))}
+    systems = {
+        name: np.clip(REF + RNG.normal(0, noise, REF.shape), 0, 1) for name, noise in (("a", 0.05), ("b", 0.2), ("c", 0.5))
+    }
     results = run(data={"reference": REF, "systems": systems}, averaging="micro", metrics=["f1", "kld"],
                   statistics={"agreement": True})
     (agreement,) = results.agreement
-    assert (agreement.measure_a.label(), agreement.measure_b.label(), agreement.n_systems) == ("fuzzy · minimum · micro · f1", "kld", 3)
+    assert (agreement.measure_a.label(), agreement.measure_b.label(), agreement.n_systems) == (
+        "fuzzy · minimum · micro · f1", "kld", 3
+    )
     assert agreement.tau == pytest.approx(1.0)  # lower KLD ranks like higher F
     two = run(statistics={"agreement": True})
     assert two.agreement == [] and "rank agreement needs at least 3 systems; this run has 2" in two.notes
@@ -296,7 +307,9 @@ def test_agreement_compares_measures_that_differ_in_one_respect():
 
 
 def test_runs_mistakes_are_explained():
-    with pytest.raises(ConfigError, match=r"statistics.test.baseline: 'good' has several runs; paired tests need one run per system"):
+    with pytest.raises(
+        ConfigError, match=r"statistics.test.baseline: 'good' has several runs; paired tests need one run per system"
+    ):
         run(data={"reference": REF, "systems": {"good": {"runs": [GOOD, BAD]}, "bad": BAD}},
             statistics={"test": {"baseline": "good"}})
     single = run(data={"reference": REF, "systems": {"good": {"runs": [GOOD]}}}, averaging="micro", metrics=["f1"])

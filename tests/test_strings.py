@@ -10,12 +10,12 @@ from __future__ import annotations
 import unicodedata
 from fractions import Fraction
 
-import evalkit_strings as es
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import evalkit_strings as es
 from evalkit.errors import ConfigError, DataError
 from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.testing import check_similarity

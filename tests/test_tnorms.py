@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 
-import evalkit_tnorms as tn
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+import evalkit_tnorms as tn
 from evalkit.errors import ConfigError
 from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.testing import (

@@ -111,24 +111,23 @@ def make_experiment(
     def variant(country: str) -> str:
         return clusters[country][rng.integers(VARIANTS)]
 
+    def two(chosen: list[str]) -> list[str]:
+        keep = sorted(rng.choice(3, size=2, replace=False))
+        return [variant(chosen[k]) for k in keep]
+
+    def wrong(others: list[str]) -> str:
+        return variant(others[rng.integers(len(others))])
+
     reference: list[list[str]] = []
     types: dict[str, list[list[str]]] = {f"type{t}": [] for t in (1, 2, 3, 4)}
     for _ in range(REPETITIONS):
         chosen = [COUNTRIES[i] for i in rng.choice(len(COUNTRIES), size=3, replace=False)]
         others = [c for c in COUNTRIES if c not in chosen]
         reference.append([c.lower() for c in chosen])
-
-        def two() -> list[str]:
-            keep = sorted(rng.choice(3, size=2, replace=False))
-            return [variant(chosen[k]) for k in keep]
-
-        def wrong() -> str:
-            return variant(others[rng.integers(len(others))])
-
         types["type1"].append([variant(c) for c in chosen])
-        types["type2"].append(two())
-        types["type3"].append([variant(c) for c in chosen] + [wrong()])
-        types["type4"].append(two() + [wrong()])
+        types["type2"].append(two(chosen))
+        types["type3"].append([variant(c) for c in chosen] + [wrong(others)])
+        types["type4"].append(two(chosen) + [wrong(others)])
     return reference, types
 
 

@@ -77,7 +77,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         name, args = match["name"], _parse_args(match["args"])
         try:
             return generate(name, args, markdown)
-        except Exception as exc:  # noqa: BLE001 - reported with the page and marker
+        except Exception as exc:  # any failure: reported with the page and marker
             raise PluginError(
                 f"{page.file.src_uri}: cannot generate <!-- evalkit:{name} -->: "
                 f"{type(exc).__name__}: {exc}"
@@ -346,7 +346,7 @@ def _field_rows(
 def _json_schema(model: type) -> dict[str, Any]:
     try:
         return model.model_json_schema()
-    except Exception:  # noqa: BLE001 - a type pydantic cannot express: fall back to annotations
+    except Exception:  # a type pydantic cannot express: fall back to annotations
         return {}
 
 
@@ -392,13 +392,22 @@ def signature(func: Callable[..., Any], name: str | None = None, width: int = 88
 
 def config_keys() -> str:
     from evalkit.config import (
-        BootstrapConfig, DataConfig, RangeConfig, ReportConfig, RunConfig, Runs, Spec, Specs,
-        StatisticsConfig, SweepConfig, TestConfig,
+        BootstrapConfig,
+        DataConfig,
+        RangeConfig,
+        ReportConfig,
+        RunConfig,
+        Runs,
+        Spec,
+        Specs,
+        StatisticsConfig,
+        SweepConfig,
+        TestConfig,
     )
 
     spec_types = {
         Specs: "[spec](#component-specs) or list of specs",
-        typing.Optional[Specs]: "[spec](#component-specs), list of specs, or null",
+        Specs | None: "[spec](#component-specs), list of specs, or null",
         list[Spec]: "list of [specs](#component-specs)",
         Spec: "[spec](#component-specs)",
     }
@@ -514,7 +523,8 @@ def _facts(cls: type) -> str:
     facts = []
     if isinstance(getattr(cls, "data", None), str):
         uses = sorted(getattr(cls, "uses", ()))
-        facts.append(f"Reads `{cls.data}` data" + (f"; uses the configured {' and '.join(uses)}" if uses else "; uses no T-norm or similarity"))
+        using = f"; uses the configured {' and '.join(uses)}" if uses else "; uses no T-norm or similarity"
+        facts.append(f"Reads `{cls.data}` data{using}")
     if isinstance(getattr(cls, "suffixes", None), tuple):
         suffixes = ", ".join("folders" if s == "/" else f"`{s}`" for s in cls.suffixes)
         facts.append(f"Loads `{getattr(cls, 'kind', '?')}` data from {suffixes}")
@@ -703,7 +713,8 @@ def _members(protocol: type) -> list[str]:
             lines.append(f"    {attr}: {_annotation(annotation)}{note}")
         for attr, value in vars(klass).items():
             if callable(value) and (not attr.startswith("_") or attr == "__call__"):
-                lines.append(f"    def {signature(value, attr, width=200).replace(attr + '(', attr + '(self, ', 1).replace('(self, )', '(self)')}: ...{note}")
+                method = signature(value, attr, width=200).replace(attr + "(", attr + "(self, ", 1).replace("(self, )", "(self)")
+                lines.append(f"    def {method}: ...{note}")
     return lines or ["    ..."]
 
 

@@ -10,9 +10,11 @@ permutation replicates (summaries with a leading replicate axis) is reduced in o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
-from evalkit.plugin import Array, BaseComponent, SetMetric, Summary, hookimpl, metric_of_pr
+
+from evalkit.plugin import Array, BaseComponent, NoParams, SetMetric, Summary, hookimpl, metric_of_pr
 
 
 @hookimpl
@@ -104,15 +106,26 @@ def sample_mean(summary: Summary, metric: SetMetric) -> Array:
         return np.where(defined > 0, total / np.where(defined > 0, defined, 1), np.nan)
 
 
-class _Ratio:
-    """A bare set ratio, so these averagings need no other plugin."""
+class _Precision(BaseComponent[NoParams]):
+    """A bare precision, so these averagings need no other plugin."""
 
-    def __init__(self, name: str, ratio) -> None:
-        self.name, self.ratio = name, ratio
+    name: ClassVar[str] = "precision"  # a class variable, as SetMetric requires
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        return inter, pred
 
 
-PRECISION = _Ratio("precision", lambda ref, pred, inter: (inter, pred))
-RECALL = _Ratio("recall", lambda ref, pred, inter: (inter, ref))
+class _Recall(BaseComponent[NoParams]):
+    """A bare recall, so these averagings need no other plugin."""
+
+    name: ClassVar[str] = "recall"
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        return inter, ref
+
+
+PRECISION = _Precision(NoParams())
+RECALL = _Recall(NoParams())
 
 
 class MacroPR(_ClassAveraging):

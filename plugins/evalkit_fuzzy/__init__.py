@@ -7,6 +7,8 @@ and recall", eq. 2–3: μ_G is the reference, μ_P the prediction, |A| = Σ μ_
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +31,7 @@ class Fuzzy(BaseComponent):
     def cardinalities(
         self, reference: Array, prediction: Array, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
+        assert tnorm is not None, "fuzzy uses a T-norm, so evalkit always passes one"
         return CardinalityTable(reference, prediction, tnorm(reference, prediction))
 
 
@@ -40,11 +43,11 @@ class CrispParams(BaseModel):
     inclusive: bool = Field(False, description="use >= instead of >")
 
 
-class Crisp(BaseComponent):
+class Crisp(BaseComponent[CrispParams]):
     """Hard labels: both sides thresholded (value > 0.5 by default), then counted."""
 
     name = "crisp"
-    uses = frozenset()
+    uses: ClassVar[frozenset[str]] = frozenset()
     data = "matrix"
     Params = CrispParams
 

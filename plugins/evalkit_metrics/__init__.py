@@ -50,7 +50,7 @@ class FBetaParams(BaseModel):
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall over precision")
 
 
-class FBeta(BaseComponent):
+class FBeta(BaseComponent[FBetaParams]):
     """(1 + β²) |G ∩ P| / (β² |G| + |P|): recall weighted β times as much as precision."""
 
     name = "fbeta"
@@ -100,7 +100,7 @@ class KLDParams(BaseModel):
     eps: float = Field(1e-7, gt=0, lt=0.5, description="both sides are clipped to [eps, 1 - eps]")
 
 
-class KLDivergence(BaseComponent):
+class KLDivergence(BaseComponent[KLDParams]):
     """Mean binary KL(y ‖ ŷ) over all cells, reference first, natural log.
 
     KL = y ln(y/ŷ) + (1−y) ln((1−y)/(1−ŷ)) with y and ŷ clipped to [eps, 1−eps] (eps = 1e-7),

@@ -9,7 +9,7 @@ are lists, concatenated by ``+``) and accept any finite scores, not only members
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +20,7 @@ from evalkit_ontology.ontology import OntologyFile
 
 NoPositive = Literal["zero", "skip"]
 
-NO_POSITIVE = Field(
+NO_POSITIVE: NoPositive = Field(
     "zero",
     description="A class without a positive clip: AP 0, counted in the mean (zero, as "
     "scikit-learn >= 1.2), or left out of the mean (skip).",
@@ -28,9 +28,14 @@ NO_POSITIVE = Field(
 PER_CLASS = Field(False, description="Also report the value of every class.")
 
 
-class _RankingMetric(BaseComponent):
+#: The parameter model of a ranking metric.
+P = TypeVar("P", bound=BaseModel)
+
+
+class _RankingMetric(BaseComponent[P]):
     """Collects the chunks of a system and scores them at once, with the class names known."""
 
+    name: ClassVar[str]
     ranks = True
     classes: tuple[str, ...] = ()
 
@@ -58,7 +63,7 @@ class MAPParams(BaseModel):
     per_class: bool = PER_CLASS
 
 
-class MeanAveragePrecision(_RankingMetric):
+class MeanAveragePrecision(_RankingMetric[MAPParams]):
     """mAP: the mean over classes of the average precision of each class's ranking of the clips.
 
     AP = Σ_t (R_t − R_{t−1}) P_t over one threshold per distinct score (no interpolation), equal
@@ -94,7 +99,7 @@ class OMAPParams(OntologyFile):
     per_class: bool = PER_CLASS
 
 
-class OntologyMAP(_RankingMetric):
+class OntologyMAP(_RankingMetric[OMAPParams]):
     """OmAP (Liu et al., "Ontology-aware learning and evaluation for audio tagging", eq. 3–6):
     AP with each false positive weighted by its class's distance in the ontology to the clip's
     nearest label, at every coarse level λ = 0 … D_max, averaged over levels.
@@ -118,12 +123,17 @@ class OntologyMAP(_RankingMetric):
         self.distances = self.ontology.distances(self.classes, where=f"metric {self.name!r}, data classes")
 
     def score(self, targets: Array, scores: Array) -> dict[str, Any]:
+        assert self.distances is not None, "prepare() sets the distances before any chunk is scored"
         p = self.params
         result = omap(
             targets, scores, self.distances, no_positive=p.no_positive, unlabeled=p.unlabeled,
             disconnected=p.disconnected, classes=self.classes or None,
         )
-        out = {"omap": result["omap"], "omap_lambda0": result["omap_lambda0"], "omap_per_level": PerLevel(result["omap_per_level"])}
+        out = {
+            "omap": result["omap"],
+            "omap_lambda0": result["omap_lambda0"],
+            "omap_per_level": PerLevel(result["omap_per_level"]),
+        }
         if p.per_class:
             out["omap_per_class"] = PerClass(result["ap_per_level"].mean(axis=0))
         return out

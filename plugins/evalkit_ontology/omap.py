@@ -62,7 +62,7 @@ The OBCE weights (:func:`obce_weights`) implement the paper's Algorithm 1 litera
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 
@@ -72,6 +72,15 @@ __all__ = ["average_precision", "obce_weights", "omap"]
 MU_EPS = 1e-9
 
 _MAX_LISTED = 10  # offending indices quoted in an error message
+
+
+class OMAPResult(TypedDict):
+    """What :func:`omap` returns (a dict), with the type of each entry."""
+
+    omap: float
+    omap_lambda0: float
+    omap_per_level: np.ndarray
+    ap_per_level: np.ndarray
 
 
 # ------------------------------------------------------------------------------- validation
@@ -335,7 +344,7 @@ def omap(
     unlabeled: Literal["error", "skip"] = "error",
     disconnected: Literal["error", "max_plus_one"] = "error",
     classes: Sequence[str] | None = None,
-) -> dict[str, object]:
+) -> OMAPResult:
     """Ontology-aware mean average precision (Liu et al. 2023), as the authors' code computes it.
 
     See the module docstring for the five conventions (levels, M^λ, μ^λ over off-diagonal cells,

@@ -258,12 +258,12 @@ class Ontology:
             out = np.fromiter((self._index(label) for label in labels), dtype=np.intp, count=len(labels))
         missing = np.flatnonzero(out < 0)
         if missing.size:
-            for i in missing:  # integers are looked up as text
+            for i in missing.tolist():  # integers are looked up as text
                 out[i] = self._index(labels[i])
             missing = np.flatnonzero(out < 0)
             if missing.size:
                 bad: dict[Any, list[str]] = {}
-                for i in missing:
+                for i in missing.tolist():
                     bad.setdefault(_key(labels[i]), [])
                 raise self.label_error(bad, where)
         return out
@@ -510,7 +510,9 @@ def _audioset(parsed: Any, common: dict[str, Any]) -> Ontology:
     source = common["source"]
     if not isinstance(parsed, list):
         raise DataError(f"ontology {source!r}: an AudioSet ontology is a JSON list of node objects")
-    ids, names, edges = [], [], []
+    ids: list[Any] = []
+    names: list[str | None] = []
+    edges: list[tuple[Any, Any]] = []
     for n, node in enumerate(parsed):
         if not isinstance(node, dict) or not isinstance(node.get("id"), (str, int)):
             raise DataError(f"ontology {source!r}: entry {n} has no 'id' (each entry is an object "
@@ -553,7 +555,7 @@ def _graphml(data: bytes, common: dict[str, Any]) -> Ontology:
 
     try:
         graph = nx.read_graphml(io.BytesIO(data))
-    except Exception as exc:  # noqa: BLE001 (XML parse errors, networkx errors)
+    except Exception as exc:  # XML parse errors, networkx errors
         raise DataError(
             f"ontology {common['source']!r}: not a readable GraphML file "
             f"({type(exc).__name__}: {exc})"
@@ -704,7 +706,7 @@ class OntologyParams(OntologyFile):
         return self
 
 
-class OntologySimilarity(BaseComponent):
+class OntologySimilarity(BaseComponent[OntologyParams]):
     """Ontology: similarity of two labels from their distance in a label graph, in [0, 1].
 
     Parameters: ``ontology`` (the file), ``format``, ``function`` (linear | exponential |

@@ -61,6 +61,7 @@ class HtmlWriter(BaseComponent):
 class _ImageWriter(BaseComponent):
     """One image file per figure, ``{out}-{figure name}{suffix}``."""
 
+    suffix: ClassVar[str]
     format: ClassVar[str]
 
     def render(self, results: Results) -> str:
@@ -197,7 +198,11 @@ def _statistics_line(results: Results) -> str:
         if isinstance(level, (int, float)):
             text = f"Values in brackets are {level:.0%} confidence intervals"
         if isinstance(boot, dict):
-            details = [str(boot[k]) + (" resamples" if k == "resamples" else "") for k in ("method", "resamples") if boot.get(k) is not None]
+            details = [
+                str(boot[k]) + (" resamples" if k == "resamples" else "")
+                for k in ("method", "resamples")
+                if boot.get(k) is not None
+            ]
             text += " (bootstrap over samples" + (", " + ", ".join(details) if details else "") + ")"
     return f'<p class="hint">{_e(text)}.</p>'
 
@@ -247,6 +252,7 @@ def _number(value: float | None, digits: int = 4, sign: bool = False) -> str:
 
 def _comparisons(results: Results) -> str:
     table = comparison_table(results)
+    assert table is not None, "called only for results with comparisons"
     hint = ('<p class="hint">difference = system − baseline on the same samples; the p-value is '
             f"two-sided, for the hypothesis of no difference ({_e(table.title.split('(', 1)[1][:-1])}).</p>")
     return hint + _table(table.header, table.rows, table.n_index, group_by_first=True)
@@ -342,8 +348,8 @@ def _size(size: Any) -> str:
         return "—" if size is None else str(size)
     if size < 1024:
         return f"{size:,}"
-    value, unit = float(size), "B"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
+    value = float(size)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):  # noqa: B007 - the unit it stops at is used below
         value /= 1024
         if value < 1024:
             break
@@ -366,20 +372,24 @@ a { color: var(--accent); }
 nav ol { margin: 14px 0 0; padding: 0; list-style: none; display: flex; flex-wrap: wrap; gap: 4px 18px; }
 .scroll { overflow-x: auto; margin: 0 0 1.2em; max-width: 100%; }
 table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
-th, td { padding: 4px 12px 4px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; white-space: nowrap; }
+th, td { padding: 4px 12px 4px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top;
+  white-space: nowrap; }
 thead th { background: var(--head); border-bottom: 2px solid #afb8c1; font-weight: 600; }
 tbody tr:nth-child(even) { background: #f9fafb; }
 tr.group td { border-top: 2px solid #8c959f; }
 .num { text-align: right; }
 td.undef { color: var(--muted); font-style: italic; }
-td.hash { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12px; white-space: normal; word-break: break-all; min-width: 22ch; }
+td.hash { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 12px; white-space: normal;
+  word-break: break-all; min-width: 22ch; }
 td.path { white-space: normal; word-break: break-all; }
 table.axes th { background: none; width: 11em; font-weight: 600; vertical-align: middle; }
 table.axes td { white-space: normal; }
 table.axes tr { background: none; }
-.chip { display: inline-block; padding: 0 8px; margin: 2px 4px 2px 0; border: 1px solid var(--line); border-radius: 10px; background: var(--head); font-size: 13px; }
+.chip { display: inline-block; padding: 0 8px; margin: 2px 4px 2px 0; border: 1px solid var(--line); border-radius: 10px;
+  background: var(--head); font-size: 13px; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
-pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 4px; padding: 12px 14px; overflow-x: auto; font-size: 13px; line-height: 1.45; }
+pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 4px; padding: 12px 14px; overflow-x: auto;
+  font-size: 13px; line-height: 1.45; }
 figure { margin: 1.8em 0; }
 figure img { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 14px; margin-top: .4em; max-width: 90ch; }

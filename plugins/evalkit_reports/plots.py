@@ -32,7 +32,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from cycler import cycler
@@ -213,6 +215,18 @@ def _unit(rows: Sequence[Row]) -> bool:
     return bool(values) and min(values) >= 0 and max(values) <= 1
 
 
+def _sweep_value(row: Row) -> float:
+    """The swept value of a row (the caller has dropped rows without one)."""
+    assert row.sweep_value is not None, "only rows with a sweep value are drawn against it"
+    return row.sweep_value
+
+
+def _level(row: Row) -> int:
+    """The level of a per-level row."""
+    assert row.level is not None, "per-level rows have a level"
+    return row.level
+
+
 def _has_ci(rows: Iterable[Row]) -> bool:
     return any(r.ci_low is not None and r.ci_high is not None for r in rows)
 
@@ -222,8 +236,8 @@ def _join(parts: Iterable[object]) -> str:
 
 
 def _words(values: Sequence[object]) -> str:
-    values = [label(v) for v in values]
-    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+    words = [label(v) for v in values]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _slug(*parts: object) -> str:
@@ -289,7 +303,7 @@ def _rotate_if_long(ax, labels: Sequence[str], room: float) -> None:
             tick.set_rotation_mode("anchor")
 
 
-def _mark_flat_bars(ax, bars: list[tuple[float, float]]) -> None:
+def _mark_flat_bars(ax, bars: list[tuple[float | np.integer, float]]) -> None:
     """Write the value of bars too short to see (a 0 looks like a missing bar otherwise)."""
     low, high = ax.get_ylim()
     for x, value in bars:
@@ -298,14 +312,19 @@ def _mark_flat_bars(ax, bars: list[tuple[float, float]]) -> None:
                     fontsize=6.5, color="#444444")
 
 
-def _errorbars(ax, xs: Sequence[float], rows: Sequence[Row | None]) -> None:
-    points = [(x, r) for x, r in zip(xs, rows) if r is not None and r.ci_low is not None and r.ci_high is not None]
+def _errorbars(ax, xs: np.ndarray, rows: Sequence[Row | None]) -> None:
+    """Whiskers at the bars ``xs`` of the rows (None: no bar) that have a confidence interval."""
+    points = [
+        (x, r.value, r.ci_low, r.ci_high)
+        for x, r in zip(xs, rows)
+        if r is not None and r.ci_low is not None and r.ci_high is not None
+    ]
     if not points:
         return
     x = [p[0] for p in points]
-    y = [p[1].value for p in points]
-    low = [max(p[1].value - p[1].ci_low, 0) for p in points]
-    high = [max(p[1].ci_high - p[1].value, 0) for p in points]
+    y = [p[1] for p in points]
+    low = [max(value - ci_low, 0) for _, value, ci_low, _ in points]
+    high = [max(ci_high - value, 0) for _, value, _, ci_high in points]
     ax.errorbar(x, y, yerr=[low, high], fmt="none", ecolor="#222222", elinewidth=0.9, zorder=3)
 
 
@@ -334,7 +353,7 @@ def _heatmaps(rows: list[Row], notes: list[str]) -> list[Plot]:
                  + (f", {where}" if where else "")
                  + f": rows are the T-norms {_words(tnorms)}, columns the averagings "
                  f"{_words(averagings)}, each cell annotated with its value."),
-            draw=lambda group=group, title=title: _draw_heatmap(title, group),
+            draw=partial(_draw_heatmap, title, group),
         ))
     return plots
 
@@ -410,7 +429,7 @@ def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> lis
             alt=(f"Grouped bar charts: bars for the systems {_words(systems)} side by side for each of "
                  f"{_words(metrics)}; panel rows {_words(names)}; panel columns {_words(averagings)}"
                  + (", with confidence-interval whiskers." if ci else ".")),
-            draw=lambda chunk=chunk, title=title: _draw_set_bars(title, chunk, colours),
+            draw=partial(_draw_set_bars, title, chunk, colours),
         ))
     return plots
 
@@ -542,7 +561,7 @@ def _sweeps(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[
                     f"{_words(metrics)} against {sweep}.",
             alt=(f"Line charts of {_words(metrics)} against {sweep}, with {len(values)} values on the x axis "
                  f"and lines for {_words(labels[:MAX_LINES])}."),
-            draw=lambda group=group, sweep=sweep: _draw_sweep(sweep, group, colours),
+            draw=partial(_draw_sweep, sweep, group, colours),
         ))
     return plots
 
@@ -562,7 +581,7 @@ def _draw_sweep(sweep: str, rows: list[Row], colours: dict[str, str]) -> Figure:
     keys = list(_group(rows, _line_key))[:MAX_LINES]
     labels = dict(zip(keys, _line_labels(keys)))
     several = len({k[0] for k in keys}) > 1
-    styles = {}
+    styles: dict[tuple, dict[str, Any]] = {}
     for k in keys:  # colour by system, line style and marker by the rest
         n = sum(1 for other in styles if other[0] == k[0]) if several else len(styles)
         colour = colours[k[0]] if several else PALETTE[n % len(PALETTE)]
@@ -580,7 +599,7 @@ def _draw_sweep(sweep: str, rows: list[Row], colours: dict[str, str]) -> Figure:
     for i, (ax, ((metric, averaging), panel)) in enumerate(zip(axes, panels)):
         by_line = _group(panel, _line_key)
         for key in keys:
-            line = sorted((r for r in by_line.get(key, []) if r.sweep_value is not None), key=lambda r: r.sweep_value)
+            line = sorted((r for r in by_line.get(key, []) if r.sweep_value is not None), key=_sweep_value)
             if not line:
                 continue
             xs = [r.sweep_value for r in line]
@@ -612,7 +631,7 @@ def _levels(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[
     for key, group in groups:
         what = _join(key)
         systems = _distinct(group, "system")
-        levels = sorted({r.level for r in group})
+        levels = sorted({_level(r) for r in group})
         diff = f", and each system's difference to {systems[0]} (right)" if len(systems) > 1 else ""
         plots.append(Plot(
             name=_slug("levels", *key),
@@ -621,7 +640,7 @@ def _levels(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[
             caption=f"{what} at each level ({levels[0]}–{levels[-1]}), one line per system (left){diff}.",
             alt=(f"Line chart of {what} against the level from {levels[0]} to {levels[-1]} for "
                  f"{_words(systems)}" + (f"; a second chart shows each system minus {systems[0]}." if diff else ".")),
-            draw=lambda group=group, what=what: _draw_levels(what, group, colours),
+            draw=partial(_draw_levels, what, group, colours),
         ))
     return plots
 
@@ -632,7 +651,7 @@ def _draw_levels(what: str, rows: list[Row], colours: dict[str, str]) -> Figure:
     fig = _figure(9.0 if differences else 5.6, 3.4)
     axes = _axes_grid(fig, 2 if differences else 1, 2 if differences else 1)
     for n, system in enumerate(systems):
-        line = sorted((r for r in rows if r.system == system), key=lambda r: r.level)
+        line = sorted((r for r in rows if r.system == system), key=_level)
         xs = [r.level for r in line]
         axes[0].plot(xs, [r.value for r in line], color=colours[system], marker=MARKERS[n % len(MARKERS)], label=system)
         if _has_ci(line):
@@ -646,7 +665,7 @@ def _draw_levels(what: str, rows: list[Row], colours: dict[str, str]) -> Figure:
         axes[1].axhline(0, color="#444444", linewidth=0.8)
         for n, system in enumerate(systems[1:], start=1):
             name = f"{system} − {first}"
-            line = sorted((r for r in differences if r.system == name), key=lambda r: r.level)
+            line = sorted((r for r in differences if r.system == name), key=_level)
             axes[1].plot([r.level for r in line], [r.value for r in line], color=colours[system],
                          marker=MARKERS[n % len(MARKERS)], label=name)
         axes[1].set_title(f"difference to {first}")
@@ -691,7 +710,8 @@ def _narrow(measures: list[Measure]) -> tuple[list[Measure], str]:
     to those sharing the first measure's last parts (its metric, then its averaging…), so that
     the matrix compares like with like (e.g. every T-norm at micro F1); otherwise the first ones."""
     split = [_parts(m) for m in measures]
-    chosen, fixed = list(range(len(measures))), []
+    chosen = list(range(len(measures)))
+    fixed: list[str] = []
     if len({tuple(k for k, _ in parts) for parts in split}) == 1:
         for i in reversed(range(len(split[0]))):
             if len(chosen) <= MAX_MEASURES:

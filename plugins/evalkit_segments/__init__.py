@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import chain
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -115,7 +115,7 @@ class Segments(BaseComponent):
     """Segments by length: |A| = length of the union, |G ∩ P| = shared length (exact sweep)."""
 
     name = "segments"
-    uses = frozenset()
+    uses: ClassVar[frozenset[str]] = frozenset()
     data = "items"
 
     def cardinalities(
@@ -138,7 +138,7 @@ class FuzzySegmentsParams(BaseModel):
     )
 
 
-class FuzzySegments(BaseComponent):
+class FuzzySegments(BaseComponent[FuzzySegmentsParams]):
     """Segments with trapezoidal (fuzzy) boundaries: |A| = ∫μ dt, |G ∩ P| = ∫T(μ_G, μ_P) dt.
 
     Exact for minimum, product and Łukasiewicz (piecewise-linear memberships); other T-norms by
@@ -155,6 +155,7 @@ class FuzzySegments(BaseComponent):
     ) -> CardinalityTable:
         from evalkit_segments.fuzzy_boundaries import fuzzy_cardinalities
 
+        assert tnorm is not None, "fuzzy_segments uses a T-norm, so evalkit always passes one"
         shape = (len(reference), len(reference.classes))
         p = self.params
         onset_ramp = p.ramp if p.onset_ramp is None else p.onset_ramp
@@ -182,7 +183,7 @@ class SegmentOverlapParams(BaseModel):
     )
 
 
-class SegmentOverlap(BaseComponent):
+class SegmentOverlap(BaseComponent[SegmentOverlapParams]):
     """Shared length of two segments over the longer one's length (or over their union: iou)."""
 
     name = "segment_overlap"
@@ -221,13 +222,14 @@ class FuzzyPR(BaseComponent):
     def cardinalities(
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
+        assert similarity is not None, "fuzzy_pr uses a similarity, so evalkit always passes one"
         cells = Cells(reference, prediction)
         matched_ref, matched_pred = np.zeros(len(cells.size)), np.zeros(len(cells.size))
         for cell, sim in cross_blocks(similarity, cells):
             matched_ref[cell] = sim.max(axis=1).sum()
             matched_pred[cell] = sim.max(axis=0).sum()
         shape = cells.shape
-        counts = [cells.n_ref.reshape(shape).astype(np.float64), cells.n_pred.reshape(shape).astype(np.float64)]
+        n_ref, n_pred = cells.n_ref.reshape(shape).astype(np.float64), cells.n_pred.reshape(shape).astype(np.float64)
         return CardinalityTable(
-            *counts, matched_ref.reshape(shape), matched_ref.reshape(shape), matched_pred.reshape(shape)
+            n_ref, n_pred, matched_ref.reshape(shape), matched_ref.reshape(shape), matched_pred.reshape(shape)
         )

@@ -130,7 +130,7 @@ def fuzzy_cardinalities(
         raise ValueError(f"tolerance must be > 0; got {tolerance!r}")
     cell_r, on_r, off_r = _checked(ref, n_cells, "ref")
     cell_p, on_p, off_p = _checked(pred, n_cells, "pred")
-    out = tuple(np.zeros(n_cells) for _ in range(4))
+    out = (np.zeros(n_cells), np.zeros(n_cells), np.zeros(n_cells), np.zeros(n_cells))
     order_r, order_p = np.argsort(cell_r, kind="stable"), np.argsort(cell_p, kind="stable")
     cell_r, on_r, off_r = cell_r[order_r], on_r[order_r], off_r[order_r]
     cell_p, on_p, off_p = cell_p[order_p], on_p[order_p], off_p[order_p]
@@ -158,7 +158,15 @@ def _cell_blocks(cell_r: np.ndarray, cell_p: np.ndarray, n_cells: int) -> list[t
     return list(itertools.pairwise(edges))
 
 
-def _block(ref, pred, n_cells, w_on, w_off, tnorm, tolerance):
+def _block(
+    ref: tuple[np.ndarray, np.ndarray, np.ndarray],
+    pred: tuple[np.ndarray, np.ndarray, np.ndarray],
+    n_cells: int,
+    w_on: float,
+    w_off: float,
+    tnorm: Any,
+    tolerance: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """fuzzy_cardinalities on checked inputs of n_cells cells."""
     side_r = _envelope(*ref, w_on, w_off)
     side_p = _envelope(*pred, w_on, w_off)

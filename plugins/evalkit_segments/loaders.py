@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
 
@@ -91,7 +91,7 @@ def _classes(seen: set[str], labels: list[str] | None, source: Path) -> tuple[st
 # --- event lists ---------------------------------------------------------------------------------
 
 
-def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+def _rows(path: Path) -> Generator[tuple[int, list[str]], None, None]:
     """(line number, stripped fields) of every non-empty line. Tab-separated for .tsv and .txt
     (split on tabs only: labels may contain spaces), comma-separated (with CSV quoting) for .csv."""
     line = 0
@@ -125,7 +125,7 @@ def _known_header(fields: list[str]) -> bool:
     return len(fields) == 4 and {_COLUMN_OF.get(f.lower()) for f in fields} == set(COLUMNS)
 
 
-class EventListLoader(BaseComponent):
+class EventListLoader(BaseComponent[LabelsParams]):
     """sed_eval / DCASE event lists (.tsv, .txt: tab-separated; .csv: comma-separated).
 
     Columns ``filename, onset, offset, event_label``; a header row is optional and, when present,
@@ -168,7 +168,7 @@ class EventListLoader(BaseComponent):
         known = set(labels) if labels is not None else None
         order = list(range(4))
         events: dict[str, dict[str, list[tuple[float, float]]]] = {}
-        rows = _rows(path)
+        rows: Iterator[tuple[int, list[str]]] = _rows(path)
         first = next(rows, None)
         if first is not None and _header(first[1]):
             line, fields = first
@@ -247,7 +247,7 @@ def merge_intervals(intervals: Iterable[tuple[float, float]]) -> tuple[tuple[flo
 # --- MAESTRO soft labels -------------------------------------------------------------------------
 
 
-class MaestroSoftLabels(BaseComponent):
+class MaestroSoftLabels(BaseComponent[LabelsParams]):
     """A folder of soft segment labels as DCASE 2023 task 4B (MAESTRO Real) ships them.
 
     One tab-separated file per recording (``*.txt`` or ``*.tsv``, the recording is the file's

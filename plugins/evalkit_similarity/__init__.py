@@ -45,7 +45,7 @@ class GivenMatrixParams(BaseModel):
     )
 
 
-class GivenMatrix(BaseComponent):
+class GivenMatrix(BaseComponent[GivenMatrixParams]):
     """Similarities given explicitly, for published examples and human judgments.
 
     Pairs are symmetric and every item is 1 to itself; a pair given neither way takes ``default``,
@@ -58,9 +58,12 @@ class GivenMatrix(BaseComponent):
 
     def __init__(self, params: GivenMatrixParams) -> None:
         super().__init__(params)
-        if (params.values is None) == (params.file is None):
+        if params.values is not None and params.file is None:
+            triples = params.values
+        elif params.file is not None and params.values is None:
+            triples = _read_triples(params.file)
+        else:
             raise ConfigError("similarity 'matrix': give exactly one of `values` (triples) or `file` (a CSV)")
-        triples = params.values if params.values is not None else _read_triples(params.file)
         self.table: dict[tuple[str, str], float] = {}
         for a, b, value in triples:
             if not 0 <= value <= 1:

@@ -8,6 +8,8 @@ concatenation G ⧺ P and card(G ∩ P) = card(G) + card(P) − card(G ⧺ P) (e
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,7 +48,7 @@ class SoftCardinalityParams(BaseModel):
     )
 
 
-class SoftCardinality(BaseComponent):
+class SoftCardinality(BaseComponent[SoftCardinalityParams]):
     """Jimenez's soft cardinality: near-duplicate items count partly (Fränti & Mariescu-Istodor)."""
 
     name = "soft_cardinality"
@@ -57,6 +59,7 @@ class SoftCardinality(BaseComponent):
     def cardinalities(
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
+        assert similarity is not None, "soft_cardinality uses a similarity, so evalkit always passes one"
         cells = Cells(reference, prediction)
         n, p = len(cells.items), self.params.p
         union = np.zeros(n)  # Σ_j sim^p over G ⧺ P, per item
@@ -110,7 +113,7 @@ class ExactMatch(BaseComponent):
     """Crisp sets of items: |A| = number of distinct items, |G ∩ P| = distinct items in both."""
 
     name = "exact_match"
-    uses = frozenset()
+    uses: ClassVar[frozenset[str]] = frozenset()
     data = "items"
 
     def cardinalities(
@@ -132,7 +135,7 @@ class ThresholdMatchParams(BaseModel):
     threshold: float = Field(0.8, ge=0, le=1, description="two items match when sim >= threshold")
 
 
-class ThresholdMatch(BaseComponent):
+class ThresholdMatch(BaseComponent[ThresholdMatchParams]):
     """Crisp*: items match when sim >= threshold (0.8), each at most once, as many as possible.
 
     Among the matchings with the most matched pairs, the one with the largest total similarity is
@@ -148,6 +151,7 @@ class ThresholdMatch(BaseComponent):
     def cardinalities(
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
+        assert similarity is not None, "threshold_match uses a similarity, so evalkit always passes one"
         cells = Cells(reference, prediction)
         matched = np.zeros(len(cells.size))
         for cell, sim in cross_blocks(similarity, cells):

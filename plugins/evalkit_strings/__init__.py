@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -120,7 +120,11 @@ def _not_text(similarity: str, item: Any, where: str = "", more: int = 0) -> Dat
 # ---------------------------------------------------------------------------------------------
 
 
-class StringSimilarity(BaseComponent):
+#: The parameter model of a string similarity: the text options, and perhaps its scorer's own.
+P = TypeVar("P", bound=StringParams)
+
+
+class StringSimilarity(BaseComponent[P]):
     """Base of the string similarities: one rapidfuzz scorer, scaled to [0, 1].
 
     A subclass sets ``name``, ``scorer`` (a rapidfuzz scorer, wrapped in ``staticmethod``: the
@@ -139,8 +143,6 @@ class StringSimilarity(BaseComponent):
     #: about 0.1 ms, which is 35 times a whole 5 × 5 Levenshtein matrix (measured on 2 cores;
     #: the results are identical either way).
     parallel_pairs: ClassVar[int] = 200_000
-
-    params: StringParams
 
     def scorer_kwargs(self) -> dict[str, Any]:
         return {}
@@ -238,7 +240,7 @@ class StringSimilarity(BaseComponent):
 # ---------------------------------------------------------------------------------------------
 
 
-class LevenshteinSimilarity(StringSimilarity):
+class LevenshteinSimilarity(StringSimilarity[StringParams]):
     """Levenshtein similarity 1 − edit(a, b) / max(|a|, |b|) (Fränti & Mariescu-Istodor eq. 6).
 
     edit counts insertions, deletions and substitutions of characters (code points after the
@@ -250,7 +252,7 @@ class LevenshteinSimilarity(StringSimilarity):
     scorer = staticmethod(Levenshtein.normalized_similarity)
 
 
-class IndelSimilarity(StringSimilarity):
+class IndelSimilarity(StringSimilarity[StringParams]):
     """Indel similarity 1 − indel(a, b) / (|a| + |b|): edits are insertions and deletions only.
 
     indel(a, b) = |a| + |b| − 2·LCS(a, b), with LCS the longest common subsequence, so the
@@ -262,7 +264,7 @@ class IndelSimilarity(StringSimilarity):
     scorer = staticmethod(Indel.normalized_similarity)
 
 
-class DamerauLevenshteinSimilarity(StringSimilarity):
+class DamerauLevenshteinSimilarity(StringSimilarity[StringParams]):
     """Damerau–Levenshtein similarity 1 − d(a, b) / max(|a|, |b|), transpositions cost 1.
 
     d is the unrestricted Damerau–Levenshtein distance: insertions, deletions, substitutions and
@@ -274,7 +276,7 @@ class DamerauLevenshteinSimilarity(StringSimilarity):
     scorer = staticmethod(DamerauLevenshtein.normalized_similarity)
 
 
-class OSASimilarity(StringSimilarity):
+class OSASimilarity(StringSimilarity[StringParams]):
     """Optimal String Alignment similarity 1 − osa(a, b) / max(|a|, |b|).
 
     osa is the restricted Damerau–Levenshtein distance: insertions, deletions, substitutions and
@@ -286,7 +288,7 @@ class OSASimilarity(StringSimilarity):
     scorer = staticmethod(OSA.normalized_similarity)
 
 
-class JaroSimilarity(StringSimilarity):
+class JaroSimilarity(StringSimilarity[StringParams]):
     """Jaro similarity (m/|a| + m/|b| + (m − t)/m) / 3, and 0 when m = 0.
 
     m counts the characters of a and b that match within a window of
@@ -298,7 +300,7 @@ class JaroSimilarity(StringSimilarity):
     scorer = staticmethod(Jaro.normalized_similarity)
 
 
-class JaroWinklerSimilarity(StringSimilarity):
+class JaroWinklerSimilarity(StringSimilarity[JaroWinklerParams]):
     """Jaro–Winkler similarity J + ℓ·p·(1 − J), rewarding a common prefix.
 
     J is the Jaro similarity, ℓ the length of the common prefix (at most 4) and p the
@@ -309,13 +311,12 @@ class JaroWinklerSimilarity(StringSimilarity):
     name = "jaro_winkler"
     Params = JaroWinklerParams
     scorer = staticmethod(JaroWinkler.normalized_similarity)
-    params: JaroWinklerParams
 
     def scorer_kwargs(self) -> dict[str, Any]:
         return {"prefix_weight": self.params.prefix_weight}
 
 
-class HammingSimilarity(StringSimilarity):
+class HammingSimilarity(StringSimilarity[StringParams]):
     """Hamming similarity 1 − (mismatches + ||a| − |b||) / max(|a|, |b|), unequal lengths padded.
 
     Positions are compared from the start; the shorter string is padded at its end, so each
@@ -331,7 +332,7 @@ class HammingSimilarity(StringSimilarity):
         return {"pad": True}
 
 
-class LCSseqSimilarity(StringSimilarity):
+class LCSseqSimilarity(StringSimilarity[StringParams]):
     """Longest-common-subsequence similarity LCS(a, b) / max(|a|, |b|).
 
     LCS is the length of the longest common (not necessarily contiguous) subsequence; compare
@@ -347,7 +348,7 @@ class LCSseqSimilarity(StringSimilarity):
 # ---------------------------------------------------------------------------------------------
 
 
-class TokenSortSimilarity(StringSimilarity):
+class TokenSortSimilarity(StringSimilarity[StringParams]):
     """Token-sort similarity: the Indel similarity of the sorted whitespace-separated tokens.
 
     sim(a, b) = indel_sim(" ".join(sorted(a.split())), " ".join(sorted(b.split()))), i.e.
@@ -361,7 +362,7 @@ class TokenSortSimilarity(StringSimilarity):
     parallel_pairs = 20_000  # a token scorer costs about 40 times a Levenshtein one per pair
 
 
-class TokenSetSimilarity(StringSimilarity):
+class TokenSetSimilarity(StringSimilarity[StringParams]):
     """Token-set similarity: Indel similarities of the shared and unshared token sets, the best.
 
     With S the sorted shared tokens and A, B the sorted tokens only in a or only in b (sets, so

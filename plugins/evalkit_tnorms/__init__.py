@@ -10,11 +10,12 @@ T(a, 1) = a, T(a, 0) = 0 holds exactly, hence so does T = logical AND on 0/1 dat
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import numpy as np
-from evalkit.plugin import Array, BaseComponent, hookimpl
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from evalkit.plugin import Array, BaseComponent, NoParams, hookimpl
 
 
 @hookimpl
@@ -145,7 +146,11 @@ def _not_nan(value: float) -> float:
 Real = Annotated[float, AfterValidator(_not_nan)]
 
 
-class _TNorm(BaseComponent):
+#: The parameter model of a T-norm.
+P = TypeVar("P", bound=BaseModel)
+
+
+class _TNorm(BaseComponent[P]):
     def __repr__(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self.params.model_dump().items())
         return f"{type(self).__name__}({given})"
@@ -156,7 +161,7 @@ class _TNorm(BaseComponent):
 # ---------------------------------------------------------------------------------------------
 
 
-class Minimum(_TNorm):
+class Minimum(_TNorm[NoParams]):
     """Minimum (Gödel) T-norm: the largest T-norm, the standard fuzzy intersection.
 
     T(a, b) = min(a, b). No parameters.
@@ -168,7 +173,7 @@ class Minimum(_TNorm):
         return _minimum(*_inputs(a, b))
 
 
-class Product(_TNorm):
+class Product(_TNorm[NoParams]):
     """Product (probabilistic) T-norm: independent events.
 
     T(a, b) = a·b. No parameters.
@@ -180,7 +185,7 @@ class Product(_TNorm):
         return _product(*_inputs(a, b))
 
 
-class Lukasiewicz(_TNorm):
+class Lukasiewicz(_TNorm[NoParams]):
     """Łukasiewicz (bounded difference) T-norm: nilpotent, zero unless a + b > 1.
 
     T(a, b) = max(0, a + b − 1). No parameters.
@@ -192,7 +197,7 @@ class Lukasiewicz(_TNorm):
         return _lukasiewicz(*_inputs(a, b))
 
 
-class Drastic(_TNorm):
+class Drastic(_TNorm[NoParams]):
     """Drastic T-norm: the smallest T-norm, nonzero only when one argument is 1.
 
     T(a, b) = b if a = 1, a if b = 1, else 0. No parameters.
@@ -204,7 +209,7 @@ class Drastic(_TNorm):
         return _drastic(*_inputs(a, b))
 
 
-class NilpotentMinimum(_TNorm):
+class NilpotentMinimum(_TNorm[NoParams]):
     """Nilpotent minimum (Fodor) T-norm: the minimum where a + b > 1, else 0.
 
     T(a, b) = min(a, b) if a + b > 1, else 0. No parameters.
@@ -219,7 +224,7 @@ class NilpotentMinimum(_TNorm):
         return np.where(lo > 1 - hi, lo, 0).astype(lo.dtype, copy=False)
 
 
-class Einstein(_TNorm):
+class Einstein(_TNorm[NoParams]):
     """Einstein product T-norm: the Hamacher T-norm with p = 2.
 
     T(a, b) = a·b / (1 + (1 − a)(1 − b)). No parameters.
@@ -248,7 +253,7 @@ class HamacherParams(BaseModel):
     )
 
 
-class Hamacher(_TNorm):
+class Hamacher(_TNorm[HamacherParams]):
     """Hamacher T-norm family, from the Hamacher product (p = 0) to drastic (p → ∞).
 
     T(a, b) = a·b / (p + (1 − p)(a + b − a·b)), parameter ``p`` >= 0 (default 0): 0 is the
@@ -270,7 +275,11 @@ class Hamacher(_TNorm):
         return _finish(a, b, num / ((x + y - num) + p_ * ((1 - x) * (1 - y))))
 
 
-class _PNormFamily(_TNorm):
+#: The parameter model of an ℓp-norm family: each has the exponent ``p``.
+PNormP = TypeVar("PNormP", bound="YagerParams | DombiParams | AczelAlsinaParams")
+
+
+class _PNormFamily(_TNorm[PNormP]):
     """Families T = outer(‖(u, v)‖_p) of an ℓp norm of transformed arguments (Yager, Dombi,
     Aczél–Alsina): drastic as p → 0, minimum as p → ∞, and in between the norm is taken in log
     space, log‖·‖ = log max + log1p((min/max)^p)/p, which cannot overflow for any p.
@@ -306,7 +315,7 @@ class YagerParams(BaseModel):
     )
 
 
-class Yager(_PNormFamily):
+class Yager(_PNormFamily[YagerParams]):
     """Yager T-norm family, an ℓp ball from drastic (p → 0) to minimum (p → ∞).
 
     T(a, b) = max(0, 1 − ((1 − a)^p + (1 − b)^p)^(1/p)), parameter ``p`` > 0 (default 2):
@@ -334,7 +343,7 @@ class FrankParams(BaseModel):
     )
 
 
-class Frank(_TNorm):
+class Frank(_TNorm[FrankParams]):
     """Frank T-norm family, from minimum (s → 0) through product (s = 1) to Łukasiewicz (s → ∞).
 
     T(a, b) = log_s(1 + (s^a − 1)(s^b − 1) / (s − 1)), parameter ``s`` > 0 (default 2; this
@@ -416,7 +425,7 @@ class SchweizerSklarParams(BaseModel):
     )
 
 
-class SchweizerSklar(_TNorm):
+class SchweizerSklar(_TNorm[SchweizerSklarParams]):
     """Schweizer–Sklar T-norm family, covering minimum (p → −∞) to drastic (p → +∞).
 
     T(a, b) = (max(0, a^p + b^p − 1))^(1/p), parameter ``p`` real (default 2): −inf is the
@@ -470,7 +479,7 @@ class DombiParams(BaseModel):
     )
 
 
-class Dombi(_PNormFamily):
+class Dombi(_PNormFamily[DombiParams]):
     """Dombi T-norm family, from drastic (p → 0) to minimum (p → ∞).
 
     T(a, b) = 1 / (1 + (((1 − a)/a)^p + ((1 − b)/b)^p)^(1/p)), parameter ``p`` > 0 (the λ of the
@@ -498,7 +507,7 @@ class AczelAlsinaParams(BaseModel):
     )
 
 
-class AczelAlsina(_PNormFamily):
+class AczelAlsina(_PNormFamily[AczelAlsinaParams]):
     """Aczél–Alsina T-norm family, from drastic (p → 0) through product (p = 1) to minimum (p → ∞).
 
     T(a, b) = exp(−((−ln a)^p + (−ln b)^p)^(1/p)), parameter ``p`` > 0 (default 2): 1 is the

@@ -158,7 +158,7 @@ class Word2VecParams(BaseModel):
 Key = tuple[str, ...]
 
 
-class Word2Vec(BaseComponent):
+class Word2Vec(BaseComponent[Word2VecParams]):
     """Word2Vec: cosine similarity of word (or phrase) vectors from a gensim model, in [0, 1].
 
     Parameters: ``model`` (the file), ``format`` (auto|text|binary|native), ``negative``
@@ -220,7 +220,7 @@ class Word2Vec(BaseComponent):
                     f"{self.who}: the word2vec similarity needs gensim >= 4.4 "
                     f"(pip install 'gensim>=4.4'); importing it failed: {exc}"
                 ) from None
-            except Exception as exc:  # noqa: BLE001 (gensim raises many kinds on a bad file)
+            except Exception as exc:  # gensim raises many kinds on a bad file
                 others = ", ".join(f for f in FORMATS if f != self.format)
                 raise ConfigError(
                     f"{self.who}: cannot read {str(self.path)!r} as {FORMATS[self.format]} "
@@ -232,6 +232,7 @@ class Word2Vec(BaseComponent):
     def fallback(self) -> Any:
         """The fallback similarity, created from ``params.fallback`` at first use."""
         if self._fallback is None:
+            assert self.params.fallback is not None, "called only with oov: fallback, which the validator requires it for"
             self._fallback = create_component(
                 "similarity", self.params.fallback, where=f"{self.who}: fallback", registry=self._registry
             )

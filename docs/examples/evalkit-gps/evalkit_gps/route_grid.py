@@ -265,7 +265,7 @@ class RouteGridParams(BaseModel):
     )
 
 
-class RouteGrid(BaseComponent):
+class RouteGrid(BaseComponent[RouteGridParams]):
     """Route similarity from the grid cells two routes visit (after C-SIM): the Jaccard index of
     the cell sets, with ``neighbourhood: 1`` half credit for cells off by one. Items are route
     ids in the ``routes`` file. See the module docstring for the exact definition.
