@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.axes import Axes, resolve
-from evalkit.config import RunConfig, Spec, load_config
+from evalkit.config import RunConfig, Spec, as_list, load_config
 from evalkit.data import LabelMatrix, align
 from evalkit.engine import score_system
 from evalkit.errors import ConfigError, ReportError
@@ -55,21 +55,20 @@ def evaluate(
         if isinstance(value, list):
             raise ConfigError(f"evaluate(): {key} takes one component; use evalkit.run() to compare several")
     registry = registry or default_registry()
-    # The same checks of the arguments as a config's (zero_division, missing, ...).
+    # The same checks of the arguments as a config's (components, zero_division, missing, ...).
     config = load_config({
         "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
-        "zero_division": zero_division,
+        "representation": representation, "tnorm": tnorm, "similarity": similarity, "averaging": averaging,
+        "metrics": list(metrics), "zero_division": zero_division,
     }).config
     assert isinstance(config.zero_division, float), "RunConfig's validator makes 'nan' a float"
 
-    def axis(kind: str, key: str, spec: Any) -> list[Any]:
-        specs = list(spec) if key == "metrics" else [] if spec is None else [spec]
-        return resolve(registry, kind, specs, lambda i: f"evaluate(): {key}")
+    def axis(kind: str, key: str) -> list[Any]:
+        return resolve(registry, kind, as_list(getattr(config, key)), lambda i: f"evaluate(): {key}")
 
     axes = Axes(
-        axis("representation", "representation", representation), axis("tnorm", "tnorm", tnorm),
-        axis("similarity", "similarity", similarity), axis("averaging", "averaging", averaging),
-        axis("metric", "metrics", metrics), config.zero_division,
+        axis("representation", "representation"), axis("tnorm", "tnorm"), axis("similarity", "similarity"),
+        axis("averaging", "averaging"), axis("metric", "metrics"), config.zero_division,
     )
     kind = axes.check()
     def load(value: Any, role: str) -> Any:

@@ -1,51 +1,79 @@
 """The command line: ``evalkit run``, ``evalkit validate``, ``evalkit plugins``.
 
-Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exit status 1.
+Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exit status 1; any
+other exception is a bug, and becomes one line that says so (the traceback with ``--debug``);
+usage errors are click's, exit status 2.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from evalkit import scaffold
-from evalkit.errors import ConfigError, EvalkitError, ReportError, plural
+from evalkit.errors import ConfigError, EvalkitError, ReportError, plural, shortened
 from evalkit.version import __version__
 
 if TYPE_CHECKING:
     from rich.progress import Progress
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     from evalkit.pivot import Table
     from evalkit.results import Results
 
 FORMATS = ("table", "json", "csv", "markdown")
+#: Characters of an error message that are printed; a hostile input could make one of megabytes.
+MESSAGE_LIMIT = 2_000
 
 
-def friendly(command):
-    """Turn evalkit's errors into ``error: <message>`` on stderr and exit status 1."""
+class _Guarded(click.Group):
+    """The command group, and the CLI's last line of defence: whatever a command raises ends
+    in one message on stderr, never a traceback unless ``--debug`` asks for it."""
 
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
-            return command(*args, **kwargs)
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # usage errors (exit status 2), --help and --version: click's own
         except EvalkitError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
+            _fail(f"error: {_message(exc)}", 1)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except BrokenPipeError:
+            raise  # stdout closed by a pager or `head`: click ends quietly
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            _fail(
+                f"internal error: {type(exc).__name__}: {_message(exc)} — this is a bug in evalkit; please report it "
+                "with the command you ran (run again with --debug or EVALKIT_DEBUG=1 for the traceback)", 1,
+            )
 
-    return wrapper
+
+def _message(exc: BaseException) -> str:
+    """An exception's message as printed: control characters visible, at most MESSAGE_LIMIT."""
+    from evalkit.pivot import visible
+
+    return visible(shortened(str(exc), MESSAGE_LIMIT), lines=True)
 
 
-@click.group()
+def _fail(line: str, status: int) -> NoReturn:
+    click.echo(line, err=True)
+    sys.exit(status)
+
+
+@click.group(cls=_Guarded)
 @click.version_option(__version__, prog_name="evalkit")
-def main() -> None:
+@click.option("--debug", is_flag=True, envvar="EVALKIT_DEBUG",
+              help="Show the traceback of an internal error (also EVALKIT_DEBUG=1).")
+def main(debug: bool) -> None:
     """Precision, recall and F-score beyond exact matching."""
 
 
@@ -53,11 +81,11 @@ def main() -> None:
 @click.argument("config", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", help="What to print on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@friendly
 def run(config: Path, fmt: str, quiet: bool) -> None:
     """Run CONFIG (YAML) and print the results side by side."""
     from evalkit import api
 
+    _warn_failed_plugins()
     plan = api.plan(config)
     with _progress(quiet) as bar:
         results = api.results_of(plan, progress=bar)
@@ -89,15 +117,16 @@ def _progress(quiet: bool) -> Iterator[_Bar | None]:
 
 
 def _print(results: Results, fmt: str) -> None:
-    """The results on stdout: side-by-side tables and notes, or a report format's text."""
+    """The results on stdout: side-by-side tables and notes, or a report format's text (with
+    control characters made visible, as everything evalkit prints)."""
+    from evalkit.pivot import comparison_table, tables, visible
+
     if fmt != "table":
         from evalkit.plugins import default_registry
 
-        click.echo(default_registry().create("report_writer", fmt).render(results), nl=False)
+        click.echo(visible(default_registry().create("report_writer", fmt).render(results), lines=True), nl=False)
         return
     from rich.console import Console
-
-    from evalkit.pivot import comparison_table, tables
 
     console = Console()
     for table in [*tables(results), comparison_table(results)]:
@@ -110,7 +139,33 @@ def _print(results: Results, fmt: str) -> None:
         width = max(console.width, natural)
         Console(width=width, force_terminal=console.is_terminal).print(rendered)
     for note in results.notes:
-        console.print(f"note: {note}")
+        console.print(_text(f"note: {note}"))
+
+
+def _text(value: str, style: str = "") -> Text:
+    """A string from a config, a data file or a plugin, for rich: shown as written, never read
+    as markup (``[/]`` or ``[bold]`` in a name) or emoji codes, nor passed on as control
+    characters."""
+    from rich.text import Text
+
+    from evalkit.pivot import visible
+
+    return Text(visible(value), style=style)
+
+
+def _warn(message: str) -> None:
+    """A ``warning:`` line on stderr."""
+    from evalkit.pivot import visible
+
+    click.echo(f"warning: {visible(message)}", err=True)
+
+
+def _warn_failed_plugins() -> None:
+    """One warning per plugin that failed to load: what a config asks for may be missing."""
+    from evalkit.plugins import default_registry
+
+    for failure in default_registry().failures:
+        _warn(str(failure))
 
 
 class _Bar:
@@ -121,7 +176,11 @@ class _Bar:
         self.task: Any = None
 
     def start(self, label: str, total: int) -> None:
-        self.task = self.bar.add_task(label, total=total)
+        from rich.markup import escape
+
+        from evalkit.pivot import visible
+
+        self.task = self.bar.add_task(escape(visible(label)), total=total)  # labels hold system names
 
     def advance(self, rows: int) -> None:
         self.bar.advance(self.task, rows)
@@ -130,26 +189,26 @@ class _Bar:
 def _rich(table: Table) -> RichTable:
     from rich.table import Table as RichTable
 
-    out = RichTable(title=table.title, title_justify="left")
+    out = RichTable(title=_text(table.title, "table.title"), title_justify="left")
     for i, name in enumerate(table.header):
         numeric = i >= table.n_index
         # Labels keep at least a readable width when wide numbers (with intervals) crowd them.
-        out.add_column(name, justify="right" if numeric else "left", no_wrap=True)
+        out.add_column(_text(name), justify="right" if numeric else "left", no_wrap=True)
     by_system = table.header[0] == "system"
     for row, following in zip(table.rows, table.rows[1:] + [None]):
         # A rule between systems.
-        out.add_row(*row, end_section=by_system and following is not None and following[0] != row[0])
+        out.add_row(*map(_text, row), end_section=by_system and following is not None and following[0] != row[0])
     return out
 
 
 @main.command()
 @click.argument("config", type=click.Path(path_type=Path))
-@friendly
 def validate(config: Path) -> None:
     """Check CONFIG without running it: everything `run` checks before it reads a data value
     (components, parameters, data files and their loaders, sweeps, statistics, reports)."""
     from evalkit import api
 
+    _warn_failed_plugins()
     api.plan(config)
     click.echo(f"{config}: ok")
 
@@ -160,7 +219,6 @@ def validate(config: Path) -> None:
               help="What the plugin provides.")
 @click.option("--output", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
               help="The folder to create the package evalkit-NAME in.")
-@friendly
 def new_plugin(name: str, kind: str, output: Path) -> None:
     """Write the skeleton of a plugin package providing a KIND called NAME.
 
@@ -215,7 +273,7 @@ def plugins(fmt: str) -> None:
         table.add_column("summary", ratio=2)
         for e in rows:
             params = ", ".join(f"{k}={v.get('default', '?')}" for k, v in e["params"].items())
-            table.add_row(e["name"], e["distribution"], params, e["summary"])
+            table.add_row(*map(_text, (e["name"], e["distribution"], params, e["summary"])))
         console.print(table)
     for problem in problems:
-        click.echo(f"warning: {problem}", err=True)
+        _warn(problem)

@@ -12,13 +12,21 @@ import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, shortened
 from evalkit.yamlfile import YamlDocument, load_yaml
 
+
+def _named(spec: str | dict[str, Any]) -> str | dict[str, Any]:
+    """A component mapping says which component it is: every later step reads its ``name``."""
+    if isinstance(spec, dict) and not isinstance(spec.get("name"), str):
+        raise ValueError("a component given as a mapping needs a `name`, e.g. {name: hamacher, p: 0.5}")
+    return spec
+
+
 #: A component: ``"minimum"`` or ``{name: hamacher, p: 0.5}``.
-Spec = str | dict[str, Any]
+Spec = Annotated[str | dict[str, Any], AfterValidator(_named)]
 #: Any component field takes one spec or a list of them; a list is a comparison axis.
 Specs = Spec | list[Spec]
 #: Data: a path relative to the config file, inline rows, ``{classes, values, ids}``, or (from
@@ -51,6 +59,16 @@ class DataConfig(_Strict):
         "error", description="a reference sample absent from a system: an error, or an empty prediction"
     )
 
+    @field_validator("systems")
+    @classmethod
+    def _runs(cls, systems: dict[str, Any]) -> dict[str, Any]:
+        """A mapping with ``runs`` that is no valid :class:`Runs` would pass as inline data (a
+        source may be anything) and fail only when the data is read."""
+        for name, given in systems.items():
+            if isinstance(given, dict) and "runs" in given:
+                raise ValueError(f"system {name!r}: `runs:` takes a non-empty list of data sources and no other key")
+        return systems
+
 
 class BootstrapConfig(_Strict):
     resamples: int = Field(1000, ge=10, description="how many bootstrap resamples of the samples")
@@ -58,7 +76,7 @@ class BootstrapConfig(_Strict):
         "bca", description="bias-corrected and accelerated (bca; covers better for skewed ratios "
         "such as a precision near 1) or percentile intervals",
     )
-    seed: int = Field(0, description="seed of the resampling, so that reports are reproducible")
+    seed: int = Field(0, ge=0, description="seed of the resampling, so that reports are reproducible")
 
 
 class TestConfig(_Strict):
@@ -67,7 +85,7 @@ class TestConfig(_Strict):
     )
     resamples: int = Field(1000, ge=10, description="permutations or resamples; p-values are at least 1/(1 + resamples)")
     baseline: str | None = Field(None, description="the system every other is compared with (default: the first)")
-    seed: int = Field(0, description="seed of the permutations or resamples")
+    seed: int = Field(0, ge=0, description="seed of the permutations or resamples")
 
 
 class StatisticsConfig(_Strict):
@@ -77,14 +95,23 @@ class StatisticsConfig(_Strict):
     agreement: bool = Field(False, description="Kendall's τ between the system rankings of every pair of measures")
 
 
+#: A sweep value, or an end or step of a range: NaN or infinity would make no run (or no end).
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
 class RangeConfig(_Strict):
-    start: float
-    stop: float = Field(description="included when it falls on a step")
-    step: float = Field(gt=0)
+    start: Finite
+    stop: Finite = Field(description="included when it falls on a step")
+    step: Finite = Field(gt=0)
+
+    def count(self) -> float:
+        """How many values :meth:`values` gives, in floats, so a huge range is measured (not
+        built) before anything else: ``stop: 1e300`` is 1e300 values, or infinity."""
+        steps = (self.stop - self.start) / self.step + 1e-9
+        return 0 if steps < 0 else steps if math.isinf(steps) else math.floor(steps) + 1
 
     def values(self) -> list[float]:
-        count = int(math.floor((self.stop - self.start) / self.step + 1e-9)) + 1
-        return [round(self.start + i * self.step, 12) for i in range(max(count, 0))]
+        return [round(self.start + i * self.step, 12) for i in range(int(self.count()))]
 
 
 class SweepConfig(_Strict):
@@ -92,7 +119,7 @@ class SweepConfig(_Strict):
         description="offset (add the value to the predictions, clipped to [0, 1]) or FIELD.PARAMETER "
         "of a component field, e.g. tnorm.p or representation.threshold"
     )
-    values: list[float] | RangeConfig = Field(description="a list, or {start, stop, step}")
+    values: list[Finite] | RangeConfig = Field(description="a list, or {start, stop, step}")
     samples: list[str] | None = Field(
         None, description="offset only: the sample ids whose predictions are offset (default: all)"
     )
@@ -104,6 +131,10 @@ class SweepConfig(_Strict):
         if value != "offset" and (value.count(".") != 1 or value.split(".")[0] not in fields):
             raise ValueError(f"must be offset or FIELD.PARAMETER with FIELD one of {', '.join(fields)}, e.g. tnorm.p")
         return value
+
+    def count(self) -> float:
+        """How many values the sweep has, a range's counted without building its list."""
+        return self.values.count() if isinstance(self.values, RangeConfig) else len(self.values)
 
     def value_list(self) -> list[float]:
         return self.values.values() if isinstance(self.values, RangeConfig) else list(self.values)
@@ -188,16 +219,25 @@ def load_config(source: str | Path | dict[str, Any] | RunConfig) -> LoadedConfig
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, document)) from None
+        raise ConfigError(_describe(exc, document, data)) from None
     return LoadedConfig(config, document, base)
 
 
-def _describe(exc: ValidationError, document: YamlDocument | None) -> str:
-    """One line per wrong key; a union's per-branch errors are merged into one."""
+#: Problems a config error lists, one per line.
+_MAX_PROBLEMS = 10
+
+
+def _describe(exc: ValidationError, document: YamlDocument | None, data: Any) -> str:
+    """One line per wrong key. Of a union's branches (``str | list``), those that failed only on
+    the type are left out when another fits the input's shape (its error is deeper, or its own
+    validator's); the rest are merged into one line ("a valid string or a valid list")."""
+    located = [(*_locate(err, data), err) for err in exc.errors()]
+    fitting = {keys[:at] for keys, at, err in located if at is not None and (len(keys) > at or err["type"] == "value_error")}
     problems: dict[tuple[str, str], list[str]] = {}
     inputs: dict[tuple[str, str], Any] = {}
-    for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not _is_union_branch(p))
+    for loc, at, err in located:
+        if at is not None and len(loc) == at and err["type"] != "value_error" and loc in fitting:
+            continue  # this branch's type does not fit, another's does
         place = document.where(loc) if document else "config"
         key = ".".join(map(str, loc)) or "(top level)"
         if err["type"] == "extra_forbidden":
@@ -217,12 +257,29 @@ def _describe(exc: ValidationError, document: YamlDocument | None) -> str:
     for (place, key), texts in problems.items():
         if len(texts) > 1:  # the branches of a union: "a valid string or a valid list"
             texts = [f"{key}: should be " + " or ".join(t.split(": ", 1)[1] for t in texts)]
-        lines.append(f"{place}: {texts[0]}" + (f" (got {inputs[(place, key)]!r})" if (place, key) in inputs else ""))
+        got = f" (got {shortened(repr(inputs[(place, key)]), 100)})" if (place, key) in inputs else ""
+        lines.append(f"{place}: {texts[0]}{got}")
+    if len(lines) > _MAX_PROBLEMS:  # a list of 10,000 wrong values: the first say what is wrong
+        lines[_MAX_PROBLEMS:] = [f"… and {len(lines) - _MAX_PROBLEMS:,} more problems of the same config"]
     return "\n".join(lines)
 
 
-def _is_union_branch(part: Any) -> bool:
-    return isinstance(part, str) and ("[" in part or part in ("str", "list", "dict", "float", "literal"))
+def _locate(err: Any, data: Any) -> tuple[tuple[Any, ...], int | None]:
+    """The keys and indices of an error's location, without the union branches pydantic puts
+    in it (``str``, ``list[...]``, ``RangeConfig``), and how many keys precede the first branch
+    (None without one). A part is a key where the input has it, so a user's key named ``list``
+    or ``a[b]`` stays a key; a missing key is the last part, absent by definition."""
+    loc = err["loc"]
+    node, keys, branch = data, [], None
+    for index, part in enumerate(loc):
+        missing = err["type"] == "missing" and index == len(loc) - 1
+        is_item = isinstance(node, (list, tuple)) and isinstance(part, int) and -len(node) <= part < len(node)
+        if missing or is_item or (isinstance(node, dict) and part in node):
+            keys.append(part)
+            node = None if missing else node[part]
+        elif branch is None:
+            branch = len(keys)
+    return tuple(keys), branch
 
 
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:

@@ -6,6 +6,9 @@ its plugin and distribution, and checks the outputs the protocol promises (shape
 with one min and one max per returned array. Calls are per batch, never per element, so the
 checks cost a pass over each output and nothing else. Errors evalkit raises on purpose
 (:class:`~evalkit.errors.EvalkitError`) pass through unchanged: they already say what is wrong.
+A loader's I/O and decode errors (a file that is not UTF-8, truncated or corrupt) become a
+:class:`~evalkit.errors.DataError` naming the file (:func:`evalkit.loading.reading`): they are
+about the file, not the plugin.
 
 Built-in components are wrapped exactly like third-party ones; a component handed to another
 (a T-norm to a representation) is the wrapped one, so its outputs are checked wherever it is
@@ -21,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import EvalkitError, PluginContractError, PluginError
+from evalkit.loading import reading
 
 Check = Callable[["Guarded", Any, tuple, dict], Any]
 
@@ -158,10 +162,27 @@ class GuardedMetric(Guarded):
     _checks = {"ratio": _ratio_output}
 
 
+class GuardedLoader(Guarded):
+    """A file that cannot be read (not UTF-8, truncated, corrupt, malformed CSV) is a data error
+    naming the file, whatever loader reads it; "a bug in the plugin" is kept for the rest."""
+
+    def _call(self, name: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if name not in ("load", "sniff"):
+            return super()._call(name, method, *args, **kwargs)
+        path = (*args, *kwargs.values())[0]
+
+        def read(*args: Any, **kwargs: Any) -> Any:
+            with reading(path):
+                return method(*args, **kwargs)
+
+        return super()._call(name, read, *args, **kwargs)
+
+
 GUARDS: dict[str, type[Guarded]] = {
     "tnorm": GuardedTNorm,
     "similarity": GuardedSimilarity,
     "metric": GuardedMetric,
+    "loader": GuardedLoader,
 }
 
 

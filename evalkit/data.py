@@ -14,6 +14,7 @@ import numpy as np
 from evalkit.components import Array
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
+from evalkit.loading import check_header, unique_ids
 
 MAX_LISTED = 5
 
@@ -38,6 +39,7 @@ class LabelMatrix:
             )
         if self.ids is not None and len(self.ids) != len(values):
             raise DataError(f"{self.source}: {len(values)} rows but {len(self.ids)} ids")
+        check_header(self.classes, self.source, what="class")  # a class twice: one would hide the other
 
     def __len__(self) -> int:
         return len(self.values)
@@ -124,8 +126,9 @@ Data = TypeVar("Data", LabelMatrix, ItemSets)
 
 def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error") -> Data:
     """The prediction with its rows in the reference's order (by id when both have ids) and its
-    columns in the reference's class order. A missing or extra class or id is an error naming it;
-    with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
+    columns in the reference's class order. A missing or extra class or id, or an id twice on
+    either side, is an error naming it; with ``missing="empty"`` a reference id absent from the
+    prediction is an empty prediction.
     """
     if (
         isinstance(prediction, ItemSets) and prediction.absent_class_is_empty
@@ -149,6 +152,9 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
         )
     if prediction.classes != reference.classes:
         prediction = prediction.select(reference.classes)
+    for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
+        if side.ids is not None:
+            unique_ids(side.ids, side.source)
     if reference.ids is not None and prediction.ids is not None:
         if prediction.ids != reference.ids:
             prediction = _reorder(reference, prediction, missing)
@@ -164,10 +170,6 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
 def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) -> Data:
     ref_ids, pred_ids = reference.ids, prediction.ids
     assert ref_ids is not None and pred_ids is not None, "align reorders by id only when both sides have ids"
-    for ids, source in ((ref_ids, reference.source), (pred_ids, prediction.source)):
-        dup = _first_repeated(ids)
-        if dup is not None:
-            raise DataError(f"{source}: sample id {dup!r} appears more than once")
     position = {sample: row for row, sample in enumerate(pred_ids)}
     absent = [i for i in ref_ids if i not in position]
     known = set(ref_ids)
@@ -185,12 +187,3 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) 
     rows = np.fromiter((position.get(i, -1) for i in ref_ids), dtype=np.intp, count=len(ref_ids))
     return replace(prediction.take(rows), ids=ref_ids)
 
-
-def _first_repeated(ids: tuple[str, ...]) -> str | None:
-    """The first id that occurs a second time (reading in order), or None if all differ."""
-    seen: set[str] = set()
-    for i in ids:
-        if i in seen:
-            return i
-        seen.add(i)
-    return None

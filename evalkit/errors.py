@@ -62,3 +62,11 @@ class PluginLoadError(PluginError):
 
 class PluginContractError(PluginError):
     """A component whose output breaks its protocol (shape, range, NaN)."""
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out: a message built from
+    a hostile input (a huge value, an error of a million lines) stays readable."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import DataError
+from evalkit.loading import check_header, clean_ids, clean_items
 
 Items = tuple[Any, ...]
 
@@ -32,6 +33,7 @@ class ItemSets:
     def __post_init__(self) -> None:
         if self.ids is not None and len(self.ids) != len(self.samples):
             raise DataError(f"{self.source}: {len(self.samples)} samples but {len(self.ids)} ids")
+        check_header(self.classes, self.source, what="class")  # a class twice: one would hide the other
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -74,14 +76,22 @@ class ItemSets:
     @classmethod
     def from_python(
         cls, samples: Any, *, ids: Sequence[Any] | None = None, classes: Sequence[str] | None = None,
-        source: str = "<inline>",
+        source: str = "<inline>", lines: Sequence[int] | None = None,
     ) -> ItemSets:
-        """From a list of samples, each a list of items or a mapping class -> list of items."""
+        """From a list of samples, each a list of items or a mapping class -> list of items.
+
+        ``lines``, for data read from a file, is the line of each sample: errors name it, and
+        the loader rules apply (:mod:`evalkit.loading`: ids and text items stripped, an empty
+        item or id refused). Python objects and inline config data are taken as they are."""
         if not isinstance(samples, (list, tuple)):
             raise DataError(
                 f"{source}: item data is a list of samples, each a list of items (or a mapping "
                 f"class -> items); got {type(samples).__name__}"
             )
+
+        def where(row: int) -> str:
+            return f"{source}:{lines[row]}" if lines is not None else f"{source}: sample {row + 1}"
+
         grouped = any(isinstance(s, dict) for s in samples)
         if grouped:
             names = list(classes or dict.fromkeys(c for s in samples if isinstance(s, dict) for c in s))
@@ -89,9 +99,10 @@ class ItemSets:
             for i, sample in enumerate(samples):
                 if not isinstance(sample, dict):
                     raise DataError(
-                        f"{source}: sample {i + 1} is a {type(sample).__name__}; when some samples map classes to items, all must"
+                        f"{where(i)}: the sample is a {type(sample).__name__}; when some samples map classes to "
+                        "items, all must"
                     )
-                rows.append(tuple(_items(sample.get(c, ()), source, i) for c in names))
+                rows.append(tuple(_items(sample.get(c, ()), where(i), lines is not None) for c in names))
         else:
             names = list(classes or [DEFAULT_CLASS])
             if len(names) != 1:
@@ -99,14 +110,16 @@ class ItemSets:
                     f"{source}: samples are plain item lists (one class) but {len(names)} classes were given; "
                     "map each class to its items instead"
                 )
-            rows = [(_items(sample, source, i),) for i, sample in enumerate(samples)]
-        return cls(tuple(rows), tuple(map(str, names)), tuple(map(str, ids)) if ids is not None else None, source)
+            rows = [(_items(sample, where(i), lines is not None),) for i, sample in enumerate(samples)]
+        if lines is None:
+            return cls(tuple(rows), tuple(map(str, names)), None if ids is None else tuple(map(str, ids)), source)
+        cleaned = None if ids is None else clean_ids(ids, source, lines)
+        return cls(tuple(rows), check_header(names, source, what="class"), cleaned, source)
 
 
-def _items(items: Any, source: str, row: int) -> Items:
+def _items(items: Any, where: str, rules: bool) -> Items:
     if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)):
         raise DataError(
-            f"{source}: sample {row + 1}: expected a list of items, got {items!r}; "
-            "write a single item as a one-element list"
+            f"{where}: expected a list of items, got {items!r}; write a single item as a one-element list"
         )
-    return tuple(items)
+    return clean_items(items, where) if rules else tuple(items)

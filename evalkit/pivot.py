@@ -3,13 +3,17 @@
 Averagings across keeps the table narrow (it fits 80 columns for the usual two to four schemes)
 while each row still compares the T-norms directly.
 
-Terminal output and the Markdown report both render these plain tables.
+Terminal output and the Markdown report both render these plain tables. Their text comes from
+configs and data files, so it is escaped where it meets a medium: :func:`visible` for a terminal,
+:func:`markdown` for Markdown.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -127,8 +131,34 @@ def _label(value: object) -> str:
     return "—" if value is None else str(value)
 
 
-def markdown(table: Table) -> str:
-    align = ["---"] * table.n_index + ["---:"] * (len(table.header) - table.n_index)
-    lines = [f"### {table.title}", "", "| " + " | ".join(table.header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in table.rows]
+#: Characters a terminal would act on instead of showing: C0 and C1 controls (ESC starts ANSI
+#: sequences, CR overwrites a line) and the bidirectional overrides that reorder text.
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in [*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
+_LINES = {k: v for k, v in _CONTROLS.items() if chr(k) not in "\n\t"}
+
+#: Markdown syntax that could cut a table cell (``|``), open a link or a code span, or undo an
+#: escape; HTML is escaped separately, as entities.
+_MARKDOWN = re.compile(r"([\\`\[\]|])")
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """``text`` with every control character shown as its Python escape (ESC as ``\\x1b``), so a
+    name cannot move the cursor, colour or retitle a terminal, or hide the text around it.
+    ``lines`` keeps newlines and tabs (for whole documents such as CSV)."""
+    return text.translate(_LINES if lines else _CONTROLS)
+
+
+def markdown(content: Table | str) -> str:
+    """A table as Markdown (a ``###`` title and a pipe table), or a text as one line of
+    Markdown: control characters made visible, HTML and the syntax that could break a table
+    or make a link escaped, so that a name shows literally whatever renders the file."""
+    if isinstance(content, str):
+        return _MARKDOWN.sub(r"\\\1", html.escape(visible(content), quote=False))
+    align = ["---"] * content.n_index + ["---:"] * (len(content.header) - content.n_index)
+    lines = [f"### {markdown(content.title)}", "", _markdown_row(content.header), "|" + "|".join(align) + "|"]
+    lines += [_markdown_row(row) for row in content.rows]
     return "\n".join(lines)
+
+
+def _markdown_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(markdown(cell) for cell in cells) + " |"

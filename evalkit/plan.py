@@ -4,25 +4,30 @@
 (:mod:`evalkit.execute`). So every config-level mistake — an unknown component, a parameter a
 component rejects, a representation without the T-norm or similarity it uses, a data file that
 does not exist or that no loader reads (under ``runs:`` too), a test baseline that is no system,
-a sweep over a parameter no component has or a value it rejects, a report format nobody writes,
-a report folder that cannot be written, a statistics section that would not fit in memory — is
-reported by both, with the same message, before any work is done.
+a sweep over a parameter no component has or a value it rejects (or over too many values), a
+report format nobody writes, a report folder that cannot be written, statistics or a sweep that
+would not fit in memory — is reported by both, with the same message, before any work is done.
 """
 
 from __future__ import annotations
 
 import difflib
+import fnmatch
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from evalkit import budget
 from evalkit.axes import Axes, resolve
 from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, as_list
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.registry import Registry
+from evalkit.reporting import report_pattern
 from evalkit.sources import find_loader, source_path
 from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
 
@@ -109,11 +114,12 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     statistics = cfg.statistics
     if statistics is not None and statistics.test is not None:
         plan.baseline = _baseline(statistics.test.baseline, systems, where)
+    resampled = statistics if statistics is not None and (statistics.bootstrap or statistics.test) else None
+    if resampled is not None or cfg.sweep is not None:  # before the report folder is made
+        plan.needs = _needs(plan, resampled)
+        _check_memory(plan.needs, where)
     if cfg.report is not None:
         plan.report = _report(cfg.report, base, registry, where, plan)
-    if statistics is not None and (statistics.bootstrap or statistics.test):
-        plan.needs = _needs(plan, statistics)
-        _check_memory(plan.needs, where("statistics"))
     return plan
 
 
@@ -123,7 +129,12 @@ def plan_source(value: Any, role: str, system: str | None, where: str, base: Pat
     path, name = source_path(value, where)
     if path is None:
         return Source(value, role, system, where)
-    loader, full = find_loader(path, base, where, registry, kind, name)
+    try:
+        loader, full = find_loader(path, base, where, registry, kind, name)
+    except OSError as exc:  # a path the system will not look up: a name over 255 bytes, a loop
+        raise DataError(
+            f"{where}: cannot use the data path {shortened(str(path), 200)!r} ({exc.strerror or exc}); check the path"
+        ) from None
     return Source(value, role, system, where, loader, full)
 
 
@@ -157,46 +168,82 @@ def _baseline(named: str | None, systems: dict[str, list[Source]], where: Where)
 
 def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Plan) -> ReportPlan:
     """The writers of every format, and an ``out:`` whose folder exists and can be written
-    (checked by creating it and a probe file). ``out`` is the report path without suffix; a
-    folder (``.``, ``results/``, an existing folder) gets the reports named after the run."""
+    (checked by creating it and a probe file) and whose files replace no input. ``out`` is the
+    report path without suffix, ``~`` is the home folder; a folder (``""``, ``.``, ``/``, ``~``,
+    ``results/``, an existing folder) gets the reports named after the run."""
     writers = {
         name: registry.create("report_writer", name, where("report", "formats", i))
         for i, name in enumerate(report.formats)
     }
     place = where("report", "out")
     raw = report.out.strip()
-    out = base / Path(raw or ".").expanduser()
-    if raw in ("", ".") or raw.endswith(("/", "\\")) or out.is_dir():  # a folder: the reports go in it
-        out = out / (plan.loaded.config.name or "report")
-    out = out.resolve()
+    folder: Path | str = raw  # what a message names: the folder, once it is known
     try:
+        out = base / Path(raw or ".").expanduser()
+        if raw in ("", ".") or raw.endswith(("/", "\\")) or out.is_dir():  # a folder: the reports go in it
+            # The run's name as one file name: its slashes make no folders, ".." leaves none.
+            out = out / (re.sub(r"[/\\\x00-\x1f]", "_", plan.loaded.config.name).strip(". ") or "report")
+        out = out.resolve()
+        folder = out.parent
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out.parent, prefix=".evalkit-probe-"):
             pass
-    except OSError as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL; RuntimeError: an unknown ~user
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(
-            f"{place}: cannot write report files in {out.parent} ({exc.strerror or exc}); choose an `out:` in a "
-            "folder you can write to"
+            f"{place}: cannot write report files in {folder} ({reason}); choose an `out:` in a folder you can write to"
         ) from None
+    for source in _inputs(plan):
+        if out.parent.is_relative_to(source):
+            raise ConfigError(
+                f"{place}: the reports would be written inside the input folder {source}; choose an `out:` outside it"
+            )
+        for name, writer in writers.items():
+            if source.parent == out.parent and fnmatch.fnmatchcase(source.name, report_pattern(out, writer)):
+                raise ConfigError(
+                    f"{place}: the {name} report would replace the input {source}; choose another `out:`"
+                )
     return ReportPlan(writers, out)
 
 
-def _needs(plan: Plan, statistics: StatisticsConfig) -> list[budget.Need]:
+def _inputs(plan: Plan) -> list[Path]:
+    """Every file or folder the run reads, resolved: the config, the data, component files."""
+    sources = [plan.reference, *(source for runs in plan.systems.values() for source in runs)]
+    paths = [source.full for source in sources if source.full is not None]
+    if plan.loaded.document is not None:
+        paths.append(Path(plan.loaded.document.file))
+    for step in plan.steps:
+        axes = step.axes
+        for component in [*axes.representations, *axes.tnorms, *axes.similarities, *axes.averagings, *axes.metrics]:
+            params = getattr(component.obj, "params", None)
+            if isinstance(params, BaseModel):
+                paths += [value for _, value in params if isinstance(value, Path)]
+    return list(dict.fromkeys(path.resolve() for path in paths))
+
+
+def _needs(plan: Plan, statistics: StatisticsConfig | None) -> list[budget.Need]:
+    """The memory of a sweep's result rows (values x systems x measures) and, when
+    ``statistics`` resamples, of the statistics (resamples x samples, per-sample tables)."""
     classes = plan.config.data.classes
     size = budget.size_of(plan.reference.value, plan.reference.full)
     size = budget.Size(size.samples, len(classes) if classes else size.classes)
     combinations = max(len(step.axes.set_combinations()) for step in plan.steps)
     per_class = size.classes if any(a.label == "none" for a in plan.axes.averagings) else 1
     measures = combinations * len(plan.axes.averagings) * len(plan.axes.set_metrics) * per_class + len(plan.axes.data_metrics)
-    test = statistics.test
-    return budget.statistics_needs(
-        size, len(plan.systems), max(measures, 1), combinations,
+    measures = max(measures, 1)
+    test = statistics.test if statistics is not None else None
+    needs = [budget.rows_need(len(plan.steps), len(plan.systems), measures, test is not None)] if plan.config.sweep else []
+    if statistics is None:
+        return needs
+    return needs + budget.statistics_needs(
+        size, len(plan.systems), measures, combinations,
         statistics.bootstrap.resamples if statistics.bootstrap else None,
         test.resamples if test else None, test.method if test else "permutation",
     )
 
 
-def _check_memory(needs: list[budget.Need], place: str) -> None:
+def _check_memory(needs: list[budget.Need], where: Where) -> None:
+    """Refuse a run whose needs exceed the available memory, at the config key of the largest."""
     total = sum(n.bytes for n in needs)
     available = budget.available_memory()
     if available is None or total <= available:
@@ -204,6 +251,6 @@ def _check_memory(needs: list[budget.Need], place: str) -> None:
     largest = max(needs, key=lambda n: n.bytes)
     parts = "; ".join(f"{n.what}: {budget.human(n.bytes)}" for n in sorted(needs, key=lambda n: -n.bytes) if n.bytes)
     raise ConfigError(
-        f"{place}: this run would need about {budget.human(total)} of memory ({parts}), but "
+        f"{where(*largest.key)}: this run would need about {budget.human(total)} of memory ({parts}), but "
         f"{budget.human(available)} is available; lower {largest.lower}"
     )

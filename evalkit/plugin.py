@@ -21,8 +21,20 @@ from evalkit.data import LabelMatrix
 from evalkit.errors import ConfigError, DataError, EvalkitError, PluginContractError, PluginError
 from evalkit.hookspecs import CONTRACT_VERSION, hookimpl
 from evalkit.items import DEFAULT_CLASS, ItemSets
+from evalkit.loading import (
+    check_header,
+    check_memory,
+    clean_ids,
+    clean_items,
+    clean_text,
+    csv_rows,
+    parse_json,
+    reading,
+    text_lines,
+    unique_ids,
+)
 from evalkit.measures import Measure, PerClass, PerLevel
-from evalkit.pivot import comparison_table, level_differences, markdown, p_value_text, tables
+from evalkit.pivot import comparison_table, level_differences, markdown, p_value_text, tables, visible
 from evalkit.protocols import (
     OPTIONAL,
     Array,
@@ -96,9 +108,15 @@ __all__ = [
     "TNorm",
     "__version__",
     "atomic_write",
+    "check_header",
+    "check_memory",
+    "clean_ids",
+    "clean_items",
+    "clean_text",
     "comparison_table",
     "create_component",
     "cross_blocks",
+    "csv_rows",
     "divide",
     "hookimpl",
     "level_differences",
@@ -108,6 +126,11 @@ __all__ = [
     "optional",
     "p_value_text",
     "pair_similarities",
+    "parse_json",
+    "reading",
     "tables",
+    "text_lines",
+    "unique_ids",
+    "visible",
     "who",
 ]

@@ -3,6 +3,10 @@
 Built-in plugins (the ``evalkit_*`` packages under ``plugins/``) come through the same entry
 points as third-party ones. Loading is done by our own loop rather than pluggy's
 ``load_setuptools_entrypoints`` so that one broken plugin is reported and the others still load.
+
+A plugin that calls ``sys.exit()`` while it is imported or registers is a broken plugin like any
+other, not the end of the command; only ``KeyboardInterrupt`` goes through, since a plugin
+raising it cannot be told from the user pressing Ctrl-C, who means to stop.
 """
 
 from __future__ import annotations
@@ -17,16 +21,18 @@ from collections.abc import Sequence
 import pluggy
 
 from evalkit import hookspecs
-from evalkit.errors import PluginLoadError
 from evalkit.protocols import KINDS
-from evalkit.registry import Registry
+from evalkit.registry import LoadFailure, Registry
 
 GROUP = "evalkit"
+
+#: What a plugin may raise while it is imported or registers: everything but KeyboardInterrupt.
+FAILURES = (Exception, SystemExit, GeneratorExit)
 
 
 def make_plugin_manager(
     load_entrypoints: bool = True, extra: dict[str, object] | None = None
-) -> tuple[pluggy.PluginManager, list[PluginLoadError]]:
+) -> tuple[pluggy.PluginManager, list[LoadFailure]]:
     """A plugin manager with the installed plugins, and the plugins that failed to load.
 
     Plugins are named ``"<distribution>:<entry point>"``. ``extra`` adds in-process plugins
@@ -38,23 +44,35 @@ def make_plugin_manager(
     if os.environ.get("EVALKIT_TRACE_PLUGINS"):
         pm.trace.root.setwriter(print)
         pm.enable_tracing()
-    failures: list[PluginLoadError] = []
+    failures: list[LoadFailure] = []
     plugins = _entry_point_plugins(failures) if load_entrypoints else {}
     plugins.update(extra or {})
     for name, plugin in plugins.items():
-        problems = hook_problems(plugin)
-        if problems:
-            dist = name.partition(":")[0]
-            failures.append(PluginLoadError(f"plugin {name} (distribution {dist}): {'; '.join(problems)}"))
-            continue
+        dist = name.partition(":")[0]
         try:
+            problems = hook_problems(plugin)
+            if problems:
+                failures.append(LoadFailure(f"plugin {name} (distribution {dist}): {'; '.join(problems)}", dist))
+                continue
             pm.register(plugin, name=name)
             pm.check_pending()
         except (ValueError, pluggy.PluginValidationError) as exc:
-            if pm.is_registered(plugin):
-                pm.unregister(plugin)
-            failures.append(PluginLoadError(f"plugin {name}: {exc}"))
+            _unregister(pm, plugin)
+            failures.append(LoadFailure(f"plugin {name}: {exc}", dist))
+        except FAILURES as exc:
+            _unregister(pm, plugin)
+            failures.append(LoadFailure(f"plugin {name} (distribution {dist}) failed to register ({_reason(exc)})", dist))
     return pm, failures
+
+
+def _unregister(pm: pluggy.PluginManager, plugin: object) -> None:
+    if pm.is_registered(plugin):
+        pm.unregister(plugin)
+
+
+def _reason(exc: BaseException) -> str:
+    """``ImportError: No module named 'shapely'``; ``SystemExit: 3``."""
+    return f"{type(exc).__name__}: {exc}"
 
 
 def hook_problems(plugin: object) -> list[str]:
@@ -87,7 +105,7 @@ def hook_problems(plugin: object) -> list[str]:
     return problems
 
 
-def _entry_point_plugins(failures: list[PluginLoadError]) -> dict[str, object]:
+def _entry_point_plugins(failures: list[LoadFailure]) -> dict[str, object]:
     wanted = os.environ.get("EVALKIT_LOAD_PLUGINS")
     allowed = {d.strip() for d in wanted.split(",")} if wanted else None
     seen: set[tuple[str, str]] = set()
@@ -104,16 +122,12 @@ def _entry_point_plugins(failures: list[PluginLoadError]) -> dict[str, object]:
         seen.add((dist, ep.name))
         try:
             plugins[f"{dist}:{ep.name}"] = ep.load()
-        except Exception as exc:  # a broken third-party package must not hide the others
-            failures.append(
-                PluginLoadError(
-                    f"plugin {dist}:{ep.name} failed to load ({type(exc).__name__}: {exc})"
-                )
-            )
+        except FAILURES as exc:  # a broken third-party package must not hide the others
+            failures.append(LoadFailure(f"plugin {dist}:{ep.name} failed to load ({_reason(exc)})", dist))
     return plugins
 
 
-def build_registry(pm: pluggy.PluginManager, failures: Sequence[PluginLoadError] = ()) -> Registry:
+def build_registry(pm: pluggy.PluginManager, failures: Sequence[LoadFailure] = ()) -> Registry:
     """Call every plugin's registration hooks once, each separately, into a new registry."""
     registry = Registry(failures=list(failures))
     for kind, (_, hook_name) in KINDS.items():
@@ -123,12 +137,9 @@ def build_registry(pm: pluggy.PluginManager, failures: Sequence[PluginLoadError]
             dist = plugin_name.partition(":")[0]
             try:
                 impl.function(register=registry.register_for(kind, plugin_name, dist))
-            except Exception as exc:
+            except FAILURES as exc:
                 registry.failures.append(
-                    PluginLoadError(
-                        f"plugin {plugin_name} (distribution {dist}) failed in {hook_name} "
-                        f"({type(exc).__name__}: {exc})"
-                    )
+                    LoadFailure(f"plugin {plugin_name} (distribution {dist}) failed in {hook_name} ({_reason(exc)})", dist)
                 )
     return registry
 
@@ -139,7 +150,7 @@ def default_registry() -> Registry:
     registry = build_registry(*make_plugin_manager())
     if not registry.entries:
         registry.failures.append(
-            PluginLoadError(
+            LoadFailure(
                 "no evalkit plugins are installed, not even the built-ins: evalkit must be "
                 "installed (run `pip install -e .` in a checkout), not just put on sys.path"
             )

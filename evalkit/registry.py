@@ -52,10 +52,19 @@ class Entry:
         return self.cls.Params.model_json_schema().get("properties", {})
 
 
+class LoadFailure(PluginLoadError):
+    """A plugin that failed to load or register, and its distribution: a component a config
+    asks for and nobody registered may be one it would have provided."""
+
+    def __init__(self, message: str, distribution: str | None = None) -> None:
+        super().__init__(message)
+        self.distribution = distribution
+
+
 @dataclass
 class Registry:
     entries: dict[tuple[str, str], Entry] = field(default_factory=dict)
-    failures: list[PluginLoadError] = field(default_factory=list)
+    failures: list[LoadFailure] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
 
     def register_for(self, kind: str, plugin: str, distribution: str) -> Register:
@@ -91,9 +100,10 @@ class Registry:
             others = [k for (k, n) in self.entries if n == name and k != kind]
             article = "an" if kind[0] in "aeiou" else "a"
             hint = f"{name!r} is a {others[0]}, not {article} {kind}." if others else ""
-            failed = [f"{f}" for f in self.failures]
-            if failed:
-                hint += " Some plugins failed to load: " + "; ".join(failed)
+            if self.failures:
+                failed = list(dict.fromkeys(f.distribution for f in self.failures if f.distribution))
+                hint += f" It may be provided by {' or '.join(failed)}, which failed to load: " if failed else " "
+                hint += "; ".join(map(str, self.failures))
             raise UnknownComponentError(
                 kind, name, self.names(kind), hint.strip(), where, suggest=not others
             ) from None

@@ -7,6 +7,7 @@ fails does not stop the others: its failure is collected, with the writer and th
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 from collections.abc import Mapping
@@ -27,11 +28,24 @@ def atomic_write(path: Path, data: str | bytes) -> Path:
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would hide a report from others
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def report_file(out: Path, writer: Any) -> Path:
+    """The file ``writer`` writes for ``out`` (the report path without suffix)."""
+    return out.with_name(out.name + writer.suffix)
+
+
+def report_pattern(out: Path, writer: Any) -> str:
+    """The names of the files ``writer`` writes in ``out``'s folder, as a glob pattern: its
+    :func:`report_file`, or ``out-*`` plus its suffix for a writer of several files (``write``)."""
+    several = optional(writer, "write") is not None
+    return glob.escape(out.name) + ("-*" if several else "") + writer.suffix
 
 
 @dataclass
@@ -51,7 +65,7 @@ def write_reports(
     if progress:
         progress.start("writing reports", len(writers))
     for name, writer in writers.items():
-        path = out.with_name(out.name + writer.suffix)
+        path = report_file(out, writer)
         try:
             write = optional(writer, "write")
             if write is not None:  # writers of several files (one image per plot)
@@ -64,3 +78,10 @@ def write_reports(
         if progress:
             progress.advance(1)
     return written
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it; it is set back at once)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from evalkit.axes import Axes, resolve
-from evalkit.config import SweepConfig, as_list
+from evalkit.budget import amount
+from evalkit.config import RangeConfig, SweepConfig, as_list
 from evalkit.data import LabelMatrix
 from evalkit.errors import ConfigError, DataError
 from evalkit.registry import Registry, label_of
@@ -28,12 +29,24 @@ FIELDS = {
 }
 
 
+#: Values a sweep may have: each is a whole run, and a range's count is checked before its list
+#: is built (``stop: 1e300`` would be a MemoryError after a minute).
+MAX_SWEEP = 10_000
+
+
 def sweep_values(sweep: SweepConfig, where: Callable[..., str]) -> list[float]:
-    """The values of a sweep, each finite; none is an error."""
-    values = sweep.value_list()
-    if not values:
+    """The values of a sweep (each finite, by the config's types); none, or more than
+    :data:`MAX_SWEEP`, is an error."""
+    count = sweep.count()
+    if not count:
         raise ConfigError(f"{where('sweep', 'values')}: the sweep has no values; give at least one")
-    return values
+    if count > MAX_SWEEP:
+        fix = "raise `step` or narrow `start`..`stop`" if isinstance(sweep.values, RangeConfig) else "list fewer"
+        raise ConfigError(
+            f"{where('sweep', 'values')}: the sweep has {amount(count)} values, more than the {MAX_SWEEP:,} a sweep may have "
+            f"(each is a whole run); {fix}"
+        )
+    return sweep.value_list()
 
 
 def sweep_axes(

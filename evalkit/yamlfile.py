@@ -1,5 +1,11 @@
 """YAML loading that keeps safe_load's semantics, rejects duplicate keys, and remembers where
 every value was written, so errors can say ``run.yaml:12:9``.
+
+A config is text a stranger may have written, so the loader also refuses what would crash or
+exhaust evalkit later, each with the place and a fix: bytes that are not UTF-8, keys that are
+not text (``[1, 2]:``, ``true:``), a value a tag cannot be read as (``!!float "abc"``), nesting
+deeper than :data:`MAX_DEPTH`, an alias that contains itself (``&a [*a]``), and aliases that
+expand to more than :data:`MAX_EXPANDED` values (a "billion laughs" file is a few lines).
 """
 
 from __future__ import annotations
@@ -11,12 +17,57 @@ from typing import Any
 
 import yaml
 
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, shortened
 
 Path_ = tuple[Hashable, ...]
 
+#: Levels of nesting a config may have; a real one needs about six.
+MAX_DEPTH = 100
+#: Values that aliases may add by repeating what they refer to.
+MAX_EXPANDED = 100_000
+#: Key tags that construct text: plain and quoted strings, and YAML's ``=`` value key.
+_TEXT_KEYS = ("tag:yaml.org,2002:str", "tag:yaml.org,2002:value")
+
+
+def _at(mark: yaml.Mark) -> str:
+    return f"{mark.name}:{mark.line + 1}:{mark.column + 1}"
+
+
+def _too_deep(mark: yaml.Mark) -> ConfigError:
+    return ConfigError(
+        f"{_at(mark)}: the config is nested more than {MAX_DEPTH:,} levels deep (aliases expanded); "
+        "a config needs a handful: check for unclosed brackets or an alias inside what it refers to"
+    )
+
 
 class _StrictLoader(yaml.SafeLoader):
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        """The composer recurses once per level: stop it at the limit, not at Python's."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _too_deep(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """A scalar its tag cannot read (``!!bool maybe``, an integer of 5,000 digits) is a
+        config error at its place, not PyYAML's KeyError or ValueError."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, KeyError, AttributeError):
+            if not isinstance(node, yaml.ScalarNode):
+                raise
+            raise ConfigError(
+                f"{_at(node.start_mark)}: {shortened(node.value, 80)!r} is not a valid {_tag(node)} value; correct "
+                "it, or write text in quotes without a tag"
+            ) from None
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
@@ -50,11 +101,20 @@ class YamlDocument:
 
 def load_yaml(path: Path) -> YamlDocument:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the config ({exc.strerror})") from None
+        raise ConfigError(f"{path}: cannot read the config ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"{path}:{line}:{column}: not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start:,}; "
+            "save the config as UTF-8"
+        ) from None
     return parse_yaml(text, str(path))
 
 
@@ -64,6 +124,7 @@ def parse_yaml(text: str, file: str = "<string>") -> YamlDocument:
         loader.name = file
         try:
             node = loader.get_single_node()
+            marks = _record(node) if node is not None else {}
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -71,19 +132,64 @@ def parse_yaml(text: str, file: str = "<string>") -> YamlDocument:
         mark = exc.problem_mark or exc.context_mark
         where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
         raise ConfigError(f"{where}: malformed YAML: {exc.problem or exc.context}") from None
-    except yaml.YAMLError as exc:
+    except yaml.YAMLError as exc:  # a ReaderError: a character YAML does not allow
         raise ConfigError(f"{file}: malformed YAML: {exc}") from None
-    document = YamlDocument(data, file, text=text)
-    if node is not None:
-        _record(node, (), document.marks)
-    return document
+    return YamlDocument(data, file, marks, text)
 
 
-def _record(node: yaml.Node, path: Path_, marks: dict[Path_, yaml.Mark]) -> None:
-    marks[path] = node.start_mark
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            _record(value_node, (*path, key_node.value), marks)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _record(item, (*path, index), marks)
+def _record(root: yaml.Node) -> dict[Path_, yaml.Mark]:
+    """The mark of every value by its path, walking the nodes as construction would expand
+    them, so that what the limits and key rules refuse is refused before anything is built."""
+    marks: dict[Path_, yaml.Mark] = {}
+    seen: set[int] = set()
+    repeated = 0
+    todo: list[tuple[yaml.Node, Path_, tuple[int, ...]]] = [(root, (), ())]  # node, path, its ancestors
+    while todo:
+        node, path, ancestors = todo.pop()
+        if id(node) in ancestors:
+            raise ConfigError(
+                f"{_at(node.start_mark)}: this value holds an alias of itself (like `&a [*a]`), so it never "
+                "ends; refer to it from outside it"
+            )
+        if len(path) > MAX_DEPTH:
+            raise _too_deep(node.start_mark)
+        if id(node) in seen:
+            repeated += 1
+            if repeated > MAX_EXPANDED:
+                raise ConfigError(
+                    f"{_at(node.start_mark)}: the aliases of this config expand to more than {MAX_EXPANDED:,} "
+                    "values; write the values out, or repeat less"
+                )
+        seen.add(id(node))
+        marks[path] = node.start_mark
+        inside = (*ancestors, id(node))
+        if isinstance(node, yaml.MappingNode):
+            children = [(value, (*path, _key(key)), inside) for key, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(item, (*path, index), inside) for index, item in enumerate(node.value)]
+        else:
+            continue
+        todo += reversed(children)  # popped in the order written: the first problem is reported
+    return marks
+
+
+def _key(node: yaml.Node) -> str:
+    """A mapping key, which must be text: ``true:``, ``1:`` or ``[a, b]:`` would reach evalkit
+    as a bool, a number or an unhashable list."""
+    if isinstance(node, yaml.ScalarNode) and node.tag in _TEXT_KEYS:
+        return node.value
+    place = _at(node.start_mark)
+    if node.tag == "tag:yaml.org,2002:merge":
+        raise ConfigError(f"{place}: YAML merge keys (`<<`) are not supported; repeat the keys instead")
+    if isinstance(node, yaml.ScalarNode):
+        value = shortened(node.value, 80)
+        raise ConfigError(
+            f"{place}: keys must be text, but `{value}` is read as {_tag(node)}; quote it ('{value}':) if it is a name"
+        )
+    kind = "a list" if isinstance(node, yaml.SequenceNode) else "a mapping"
+    raise ConfigError(f"{place}: keys must be text, but this key is {kind}; use a name")
+
+
+def _tag(node: yaml.Node) -> str:
+    """``!!bool`` for ``tag:yaml.org,2002:bool``: a tag as it is written."""
+    return node.tag.replace("tag:yaml.org,2002:", "!!")

@@ -161,7 +161,7 @@ def test_a_broken_entry_point_is_reported_while_builtins_load(monkeypatch):
     assert [str(f) for f in registry.failures] == [
         "plugin evalkit-gps:gps failed to load (ImportError: No module named 'evalkit_gps')"
     ]
-    with pytest.raises(ConfigError, match="Some plugins failed to load: plugin evalkit-gps:gps"):
+    with pytest.raises(ConfigError, match="It may be provided by evalkit-gps, which failed to load: plugin evalkit-gps:gps"):
         registry.entry("similarity", "gps")
 
 

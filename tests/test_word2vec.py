@@ -100,8 +100,8 @@ def test_every_format_gives_the_same_matrix(trained, tmp_path):
     sims = [
         make(trained.text),
         make(trained.binary),
-        make(trained.native),
-        make(trained.full),  # Word2Vec.save: the vectors are taken from .wv
+        make(trained.native, trusted=True),
+        make(trained.full, trusted=True),  # Word2Vec.save: the vectors are taken from .wv
         make(str(trained.text), format="text"),
         make(odd, format="binary"),
     ]
@@ -118,11 +118,11 @@ def test_every_format_gives_the_same_matrix(trained, tmp_path):
 def test_models_are_loaded_once_and_again_when_the_file_changes(trained, tmp_path):
     path = tmp_path / "copy.kv"
     trained.vectors.save(str(path))
-    first, second = make(path), make(str(path))
+    first, second = make(path, trusted=True), make(str(path), trusted=True)
     assert first.keyed_vectors() is second.keyed_vectors()
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    assert make(path).keyed_vectors() is not first.keyed_vectors()
+    assert make(path, trusted=True).keyed_vectors() is not first.keyed_vectors()
 
 
 def test_a_missing_model_file_is_a_config_error_naming_it(tmp_path, monkeypatch):
@@ -205,7 +205,7 @@ def test_negative_cosines_are_clipped_or_rescaled(tmp_path):
 def test_a_phrase_is_the_normalised_mean_of_its_words(trained):
     xs = ["coffee shop", "cafe", "the hotel room"]
     ys = ["cafe", "espresso cup", "coffee shop", "coffee   shop", "hotel"]
-    sim = make(trained.native, negative="rescale")
+    sim = make(trained.native, negative="rescale", trusted=True)
     matrix = assert_pairs_match(sim, xs, ys)
     expected = (1 + cosines(trained.vectors, xs, ys)) / 2
     expected[0, 2:4] = 1  # equal phrases (whitespace aside) are exactly 1
@@ -272,7 +272,7 @@ def test_matrix_without_check_names_the_missing_words(trained):
 def test_oov_exact_scores_missing_words_by_equality(trained):
     xs = ["grey", "gray", "coffee", "grey", "dark grey"]
     ys = ["grey", "colour", "cafe", "color", "dark grey"]
-    sim = make(trained.native, oov="exact")
+    sim = make(trained.native, oov="exact", trusted=True)
     matrix = assert_pairs_match(sim, xs, ys)
     known_x, known_y = [1, 2], [2, 3]
     np.testing.assert_allclose(

@@ -1,15 +1,41 @@
 """Loaders. Membership matrices: CSV/TSV with a header of class names, NumPy .npy and .npz.
-Item lists: JSON Lines, and CSV/TSV with one item per row."""
+Item lists: JSON Lines, and CSV/TSV with one item per row.
+
+Each follows evalkit's loader rules (``evalkit.plugin.clean_ids``, ``clean_items``,
+``check_header``, ``parse_json``, ``csv_rows``, ``check_memory``): ids and items stripped, an
+empty or repeated id, an empty item and an unnamed or repeated column refused with the file and
+line, and nothing read that cannot fit in memory.
+"""
 
 from __future__ import annotations
 
-import csv
-import json
+import difflib
+import math
+import zipfile
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import IO, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import DEFAULT_CLASS, BaseComponent, DataError, ItemSets, LabelMatrix, hookimpl
+from evalkit.plugin import (
+    DEFAULT_CLASS,
+    BaseComponent,
+    DataError,
+    ItemSets,
+    LabelMatrix,
+    check_header,
+    check_memory,
+    clean_ids,
+    clean_items,
+    clean_text,
+    csv_rows,
+    hookimpl,
+    parse_json,
+    reading,
+    text_lines,
+)
 
 
 @hookimpl
@@ -22,54 +48,210 @@ def evalkit_register_loaders(register):
 ID_HEADERS = {"", "id", "ids", "sample", "sample_id", "filename", "file", "segment", "clip",
               "time", "onset", "index", "frame"}
 
+#: Rows the columnar reader parses at a time; each chunk is copied into the one matrix, so the
+#: peak memory stays near the matrix's own size.
+CHUNK_ROWS = 1 << 14
 
-class DelimitedLoader(BaseComponent):
-    """CSV or TSV: a header of class names, optionally a leading id/time column."""
+
+def _delimiter(path: Path) -> str:
+    return "\t" if path.suffix.lower() == ".tsv" else ","
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _filled(records: Iterator[tuple[int, list[str]]]) -> Generator[tuple[int, list[str]], None, None]:
+    """The records that are not blank (no fields, or only white space): the columnar reader
+    skips those, the header's line included."""
+    for line, fields in records:
+        if len(fields) > 1 or "".join(fields).strip():
+            yield line, fields
+
+
+class DelimitedParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id_column: str | Literal[False] | None = Field(
+        None,
+        description="the column of sample ids, by its header name; false: no id column (every column is a class, "
+        "rows are matched by position). Default: the first column, when its header is one of "
+        + ", ".join(repr(h) for h in sorted(ID_HEADERS))
+        + " or its first value is not a number; a first column that looks like ids or times (strictly "
+        "increasing, above 1) under another name is an error that asks you to choose",
+    )
+
+
+class DelimitedLoader(BaseComponent[DelimitedParams]):
+    """CSV or TSV: a header of class names, optionally a column of sample ids or times (``id_column``)."""
 
     name = "csv"
     kind = "matrix"
     suffixes = (".csv", ".tsv", ".txt")
+    Params = DelimitedParams
 
     def load(self, path: Path, role: str) -> LabelMatrix:
-        delimiter = "\t" if path.suffix == ".tsv" else ","
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.reader(handle, delimiter=delimiter))
-        if not rows:
-            raise DataError(f"{path}: the file is empty; expected a header of class names and rows of values")
-        header, body = [h.strip() for h in rows[0]], rows[1:]
-        has_ids = header[0].lower() in ID_HEADERS or (body and not _is_number(body[0][0]))
-        for line, row in enumerate(body, start=2):
-            if len(row) != len(header):
-                raise DataError(
-                    f"{path}:{line}: {len(row)} fields, but the header has {len(header)}"
-                )
-        ids = tuple(row[0].strip() for row in body) if has_ids else None
-        cells = [row[1:] if has_ids else row for row in body]
-        classes = tuple(header[1:] if has_ids else header)
+        delimiter = _delimiter(path)
+        records = _filled(csv_rows(path, delimiter))
         try:
-            values = np.array(cells, dtype=np.float64).reshape(len(cells), len(classes))
-        except ValueError:
-            raise DataError(_first_bad_cell(path, cells, classes)) from None
+            header = next(records, None)
+            first = next(records, None)
+        finally:
+            records.close()
+        if header is None:
+            raise DataError(f"{path}: the file is empty; expected a header of class names and rows of values")
+        id_index = self._id_column(path, header, first)
+        names = check_header(header[1], f"{path}:{header[0]}", unnamed=id_index)
+        if first is not None and len(first[1]) != len(names):
+            raise DataError(f"{path}:{first[0]}: {len(first[1])} fields, but the header has {len(names)}")
+        try:
+            values, raw_ids = _read(path, delimiter, len(names), id_index)
+            ids = None if raw_ids is None else clean_ids(raw_ids, str(path))
+        except (ValueError, DataError) as exc:  # the columnar reader says that a line is bad, not which
+            _diagnose(path, delimiter, names, id_index)
+            if isinstance(exc, DataError):
+                raise
+            raise DataError(f"{path}: cannot be read as a table of numbers ({exc})") from exc
+        if self.params.id_column is None and id_index is None:
+            _not_ids_or_times(path, header[0], names, values)
+        classes = tuple(n for i, n in enumerate(names) if i != id_index)
         return LabelMatrix(values, classes, ids, str(path))
 
+    def _id_column(self, path: Path, header: tuple[int, list[str]], first: tuple[int, list[str]] | None) -> int | None:
+        """The position of the id column: the one named by ``id_column``, none for ``false``, or
+        by default the first when its header or its first value says so."""
+        chosen = self.params.id_column
+        if chosen is False:
+            return None
+        line, names = header[0], [clean_text(h) for h in header[1]]
+        if chosen is None:
+            named = names[0].lower() in ID_HEADERS
+            return 0 if named or (first is not None and first[1] and _number(first[1][0]) is None) else None
+        if clean_text(chosen) not in names:
+            close = difflib.get_close_matches(clean_text(chosen), names, 1)
+            raise DataError(
+                f"{path}:{line}: no column {chosen!r} (the loader's `id_column`)"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+                + f" The header has: {', '.join(map(repr, names))}"
+            )
+        return names.index(clean_text(chosen))
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+
+def _read(path: Path, delimiter: str, width: int, id_index: int | None) -> tuple[np.ndarray, list[Any] | None]:
+    """Values (and raw ids) by pandas' C parser, a chunk of rows at a time, each chunk written in
+    place into one float64 matrix allocated for the most rows the file can hold and shrunk to the
+    rows it has: no Python list of cells, no second copy of the matrix."""
+    import pandas as pd  # type: ignore[import-untyped]
+
+    columns = [str(i) for i in range(width)]  # by position: the header was read and checked
+    dtype = {c: (object if i == id_index else np.float64) for i, c in enumerate(columns)}
+    # pandas 2 parses floats with a fast routine that is not always correctly rounded, so numbers
+    # would differ from Python's float() in the last bit; pandas 3's is exact and deprecates this
+    exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+    newlines, returns = _line_ends(path)
+    classes = width - (id_index is not None)
+    check_memory(max(newlines, returns) * classes * 8, str(path), "its values, as float64,")
+    values = np.empty((newlines + returns + 1, classes))  # at most a row per line end, and one unended
+    id_name = None if id_index is None else columns[id_index]
+    ids: list[Any] | None = None if id_name is None else []
+    rows = 0
+    with pd.read_csv(
+        path, sep=delimiter, header=0, names=columns, index_col=False, dtype=dtype, na_filter=False,
+        encoding="utf-8-sig", engine="c", chunksize=CHUNK_ROWS, **exact,
+    ) as chunks:
+        for chunk in chunks:
+            if ids is not None:
+                ids += chunk.pop(id_name).tolist()
+            values[rows:rows + len(chunk)] = chunk.to_numpy(np.float64)
+            rows += len(chunk)
+    values.resize((rows, values.shape[1]), refcheck=False)  # in place: the matrix has no views yet
+    return values, ids
 
 
-def _first_bad_cell(path: Path, cells: list[list[str]], classes: tuple[str, ...]) -> str:
-    for line, row in enumerate(cells, start=2):
-        for column, text in enumerate(row):
-            if not _is_number(text):
-                return (
-                    f"{path}:{line}: {text!r} in column {classes[column]!r} is not a number; "
-                    "every cell after the id column must be a membership value"
+def _line_ends(path: Path) -> tuple[int, int]:
+    """The number of ``\n`` and of ``\r`` in a file: about one per row (LF, CR or CRLF line ends).
+    Pages of the matrix allocated for more rows than the file has are never touched, so they
+    take no memory."""
+    newlines = returns = 0
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            newlines += block.count(b"\n")
+            returns += block.count(b"\r")
+    return newlines, returns
+
+
+def _diagnose(path: Path, delimiter: str, names: tuple[str, ...], id_index: int | None) -> None:
+    """Raise the error of the first bad line, read row by row once the columnar reader failed:
+    a wrong number of fields, a cell that is not a number (or is NaN), an empty or repeated id.
+    Returns if it finds none, leaving the reader's own error to the caller."""
+    records = _filled(csv_rows(path, delimiter))
+    next(records)  # the header
+    ids: list[str] = []
+    lines: list[int] = []
+    for line, fields in records:
+        if len(fields) != len(names):
+            raise DataError(f"{path}:{line}: {len(fields)} fields, but the header has {len(names)}")
+        for column, text in enumerate(fields):
+            if column == id_index:
+                ids.append(text)
+                lines.append(line)
+            elif (value := _number(text)) is None or math.isnan(value):
+                raise DataError(
+                    f"{path}:{line}: {text!r} in column {names[column]!r} is not a number; every cell but "
+                    "the sample id is a membership value (or a score)"
                 )
-    return f"{path}: could not read the values as numbers"
+    clean_ids(ids, str(path), lines)
+
+
+def _not_ids_or_times(path: Path, line: int, names: tuple[str, ...], values: np.ndarray) -> None:
+    """A first column of strictly increasing values above 1, under a header that is not a known
+    id name (``start``, ``t``), is sample ids or times, not memberships: refuse it rather than
+    score it as a class, and say how to choose."""
+    if values.shape[1] < 2 or len(values) < 2:
+        return
+    column = values[:, 0]
+    if column[-1] > 1 and bool(np.all(column[1:] > column[:-1])):
+        raise DataError(
+            f"{path}:{line}: the first column {names[0]!r} looks like sample ids or times (strictly increasing, "
+            f"{column[0]:g} to {column[-1]:g}), not the memberships of a class. Say which it is: "
+            f"`{{path: {path.name}, loader: {{name: csv, id_column: {names[0]}}}}}` reads it as the sample ids; "
+            f"`loader: {{name: csv, id_column: false}}` as a class"
+        )
+
+
+def _npy(handle: IO[bytes], size: int, where: str) -> np.ndarray:
+    """The array of a .npy stream of ``size`` bytes, checked before anything is allocated: an
+    object array (unpickling would run code from the file) is refused, and the header must
+    promise exactly the bytes that follow it (more: the file is truncated; fewer: it is corrupt,
+    and the rest would be silently dropped) and fit in memory."""
+    version = np.lib.format.read_magic(handle)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(handle)
+    if dtype.hasobject:
+        raise DataError(f"{where}: holds Python objects, which evalkit does not unpickle; save numbers (and text)")
+    declared = math.prod(shape) * dtype.itemsize
+    held = size - handle.tell()
+    if declared != held:
+        raise DataError(
+            f"{where}: the header promises {declared:,} bytes ({dtype}, shape {shape}) but {held:,} follow it; "
+            "the file is truncated or corrupt"
+        )
+    check_memory(declared, where, f"an array of shape {shape}")
+    handle.seek(0)
+    return np.lib.format.read_array(handle, allow_pickle=False)
+
+
+def _matrix(values: np.ndarray, where: str) -> np.ndarray:
+    """Real numbers as a 2-D matrix (a 1-D array is one class). Complex values would lose their
+    imaginary part and dates would become numbers, so only booleans, integers and floats pass."""
+    if values.dtype.kind not in "biuf":
+        raise DataError(f"{where}: values have dtype {values.dtype}; expected real numbers (booleans, integers or floats)")
+    if values.dtype.kind != "f":
+        check_memory(values.size * 8, where, "its values as float64")
+        values = values.astype(np.float64)
+    return values[:, None] if values.ndim == 1 else values
 
 
 class NpyLoader(BaseComponent):
@@ -80,38 +262,57 @@ class NpyLoader(BaseComponent):
     suffixes = (".npy",)
 
     def load(self, path: Path, role: str) -> LabelMatrix:
-        values = _numeric(np.load(path, allow_pickle=False), path)
-        values = values[:, None] if values.ndim == 1 else values
+        with path.open("rb") as handle:
+            values = _matrix(_npy(handle, path.stat().st_size, str(path)), str(path))
         return LabelMatrix(values, tuple(str(i) for i in range(values.shape[-1])), None, str(path))
 
 
 class NpzLoader(BaseComponent):
-    """A NumPy .npz archive with `values` and optional `classes` and `ids` arrays."""
+    """A NumPy .npz archive with `values` and optional `classes` and `ids` arrays.
+
+    The sizes its members declare are checked against the available memory before anything is
+    decompressed (a small archive may inflate to gigabytes)."""
 
     name = "npz"
     kind = "matrix"
     suffixes = (".npz",)
 
     def load(self, path: Path, role: str) -> LabelMatrix:
-        with np.load(path, allow_pickle=False) as archive:
-            if "values" not in archive.files:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            check_header([m.filename for m in members], str(path), what="archive member")
+            check_memory(sum(m.file_size for m in members), str(path), "its arrays, decompressed,")
+            arrays = {m.filename.removesuffix(".npy"): _Member(archive, m, path) for m in members}
+            if "values" not in arrays:
                 raise DataError(
-                    f"{path}: no array named 'values' (it has {', '.join(archive.files) or 'none'}); "
+                    f"{path}: no array named 'values' (it has {', '.join(arrays) or 'none'}); "
                     "save with np.savez(path, values=..., classes=..., ids=...)"
                 )
-            values = _numeric(archive["values"], path)
-            values = values[:, None] if values.ndim == 1 else values
-            classes = tuple(map(str, archive["classes"])) if "classes" in archive.files else tuple(
-                str(i) for i in range(values.shape[-1])
-            )
-            ids = tuple(map(str, archive["ids"])) if "ids" in archive.files else None
+            values = _matrix(arrays["values"].read(), arrays["values"].where)
+            classes = tuple(str(i) for i in range(values.shape[-1]))
+            if "classes" in arrays:
+                classes = check_header(arrays["classes"].names(), arrays["classes"].where, what="class")
+            ids = clean_ids(arrays["ids"].names(), arrays["ids"].where) if "ids" in arrays else None
         return LabelMatrix(values, classes, ids, str(path))
 
 
-def _numeric(values: np.ndarray, path: Path) -> np.ndarray:
-    if not np.issubdtype(values.dtype, np.number) and values.dtype != bool:
-        raise DataError(f"{path}: values have dtype {values.dtype}; expected numbers")
-    return values if np.issubdtype(values.dtype, np.floating) else values.astype(np.float64)
+class _Member:
+    """One array of an .npz archive; errors name the archive and the member."""
+
+    def __init__(self, archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: Path) -> None:
+        self.archive, self.member = archive, member
+        self.where = f"{path} (member {member.filename!r})"
+
+    def read(self) -> np.ndarray:
+        with reading(self.where), self.archive.open(self.member) as handle:
+            return _npy(handle, self.member.file_size, self.where)
+
+    def names(self) -> list[Any]:
+        """A 1-D array of names (text, bytes or numbers), as a list."""
+        names = self.read()
+        if names.ndim != 1:
+            raise DataError(f"{self.where}: shape {names.shape}; expected a 1-D array of names")
+        return names.tolist()
 
 
 class JsonLinesItems(BaseComponent):
@@ -122,24 +323,23 @@ class JsonLinesItems(BaseComponent):
     suffixes = (".jsonl", ".ndjson")
 
     def load(self, path: Path, role: str) -> ItemSets:
-        ids, samples = [], []
-        with path.open(encoding="utf-8") as handle:
-            for line, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{path}:{line}: not valid JSON ({exc.msg})") from None
-                key = "items" if isinstance(record, dict) and "items" in record else role
-                if not isinstance(record, dict) or key not in record:
-                    raise DataError(
-                        f"{path}:{line}: each line is an object with \"id\" and \"items\" (or "
-                        f"\"reference\" and \"prediction\"); this one has no {key!r}"
-                    )
-                ids.append(str(record.get("id", line)))
-                samples.append(record[key])
-        return ItemSets.from_python(samples, ids=ids, source=str(path))
+        ids: list[Any] = []
+        samples: list[Any] = []
+        lines: list[int] = []
+        for line, text in text_lines(path):
+            if not text.strip():
+                continue
+            record = parse_json(text, f"{path}:{line}")
+            key = "items" if isinstance(record, dict) and "items" in record else role
+            if not isinstance(record, dict) or key not in record:
+                raise DataError(
+                    f"{path}:{line}: each line is an object with \"id\" and \"items\" (or "
+                    f"\"reference\" and \"prediction\"); this one has no {key!r}"
+                )
+            ids.append(record.get("id", line))
+            samples.append(record[key])
+            lines.append(line)
+        return ItemSets.from_python(samples, ids=ids, source=str(path), lines=lines)
 
 
 class DelimitedItems(BaseComponent):
@@ -151,23 +351,37 @@ class DelimitedItems(BaseComponent):
 
     def sniff(self, path: Path) -> bool:
         """A header naming the columns id and item."""
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            header = next(csv.reader(handle, delimiter="\t" if path.suffix == ".tsv" else ","), [])
-        return {"id", "item"} <= set(header)
+        records = _filled(csv_rows(path, _delimiter(path)))
+        try:
+            header = next(records, (1, []))[1]
+        finally:
+            records.close()
+        return {"id", "item"} <= {clean_text(h) for h in header}
 
     def load(self, path: Path, role: str) -> ItemSets:
-        delimiter = "\t" if path.suffix == ".tsv" else ","
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle, delimiter=delimiter)
-            header = reader.fieldnames or []
-            if not {"id", "item"} <= set(header):
-                raise DataError(
-                    f"{path}:1: the header must name the columns id and item (and optionally "
-                    f"class); it has {', '.join(header) or 'nothing'}"
-                )
-            grouped: dict[str, dict[str, list[str]]] = {}
-            for row in reader:
-                cls = row.get("class") or DEFAULT_CLASS
-                grouped.setdefault(row["id"], {}).setdefault(cls, []).append(row["item"])
-        classes = list(dict.fromkeys(c for sample in grouped.values() for c in sample))
-        return ItemSets.from_python(list(grouped.values()), ids=list(grouped), classes=classes, source=str(path))
+        records = _filled(csv_rows(path, _delimiter(path)))
+        line, names = next(records, (1, []))
+        header = check_header(names, f"{path}:{line}")
+        if not {"id", "item"} <= set(header):
+            raise DataError(
+                f"{path}:{line}: the header must name the columns id and item (and optionally "
+                f"class); it has {', '.join(header) or 'nothing'}"
+            )
+        at_id, at_item = header.index("id"), header.index("item")
+        at_class = header.index("class") if "class" in header else None
+        grouped: dict[str, dict[str, list[Any]]] = {}
+        first_line: dict[str, int] = {}
+        for line, fields in records:
+            where = f"{path}:{line}"
+            if len(fields) != len(header):
+                raise DataError(f"{where}: {len(fields)} fields, but the header has {len(header)}")
+            sample = clean_text(fields[at_id])
+            cls = DEFAULT_CLASS if at_class is None else clean_text(fields[at_class])
+            if not cls:
+                raise DataError(f"{where}: empty class; with a class column, every row names its class")
+            first_line.setdefault(sample, line)
+            grouped.setdefault(sample, {}).setdefault(cls, []).extend(clean_items(fields[at_item:at_item + 1], where))
+        ids = clean_ids(grouped, str(path), list(first_line.values()))
+        classes = check_header(list(dict.fromkeys(c for sample in grouped.values() for c in sample)), str(path), what="class")
+        samples = tuple(tuple(tuple(per.get(c, ())) for c in classes) for per in map(grouped.pop, ids))
+        return ItemSets(samples, classes, ids, str(path))

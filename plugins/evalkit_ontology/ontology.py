@@ -49,7 +49,6 @@ import functools
 import hashlib
 import inspect
 import io
-import json
 import os
 import tempfile
 import warnings
@@ -60,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalkit.plugin import Array, BaseComponent, ConfigError, ConfigPath, DataError
+from evalkit.plugin import Array, BaseComponent, ConfigError, ConfigPath, DataError, parse_json, reading
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -500,10 +499,8 @@ def _detect(path: Path, parsed: Any) -> Format:
 
 
 def _json(data: bytes, source: str) -> Any:
-    try:
-        return json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"ontology {source!r}: not valid JSON ({exc})") from None
+    with reading(source):
+        return parse_json(data.decode("utf-8-sig"), f"ontology {source!r}")
 
 
 def _audioset(parsed: Any, common: dict[str, Any]) -> Ontology:
@@ -537,6 +534,12 @@ def _node_link(parsed: Any, common: dict[str, Any]) -> Ontology:
     source = common["source"]
     if not isinstance(parsed, dict) or "nodes" not in parsed:
         raise DataError(f"ontology {source!r}: node-link JSON is an object with 'nodes' and 'links'")
+    nodes = parsed["nodes"]
+    if not isinstance(nodes, list):
+        raise DataError(f"ontology {source!r}: 'nodes' is a {type(nodes).__name__}; expected a list of node objects")
+    for n, node in enumerate(nodes):  # networkx would number a node without an id silently
+        if not isinstance(node, dict) or not isinstance(node.get("id"), (str, int)):
+            raise DataError(f"ontology {source!r}: node {n} of 'nodes' has no 'id' (text or a number); give every node one")
     key = "links" if "links" in parsed else "edges"
     # networkx >= 3.4 names the edge key `edges=`, older versions `link=`
     keyword = "edges" if "edges" in inspect.signature(nx.node_link_graph).parameters else "link"
@@ -547,6 +550,14 @@ def _node_link(parsed: Any, common: dict[str, Any]) -> Ontology:
             f"ontology {source!r}: not a node-link graph ({type(exc).__name__}: {exc}); nodes need "
             f"an 'id' and each of '{key}' a 'source' and 'target'"
         ) from None
+    declared = {node["id"] for node in nodes}
+    undeclared = [n for n in graph.nodes if n not in declared]  # networkx adds a linked node silently
+    if undeclared:
+        link = next((f" (in {e})" for e in parsed[key] if undeclared[0] in (e["source"], e["target"])), "")
+        raise DataError(
+            f"ontology {source!r}: {len(undeclared)} node(s) in '{key}' but not in 'nodes', first {undeclared[0]!r}"
+            f"{link}; declare every node under 'nodes', or fix the link"
+        )
     return Ontology.from_graph(graph, **common)
 
 
@@ -567,10 +578,8 @@ def _edgelist(data: bytes, *, tab: bool, common: dict[str, Any]) -> Ontology:
     """One ``parent child`` pair per line (tab-separated in ``.tsv``, so ids may hold spaces;
     else separated by white space). ``#`` starts a comment; a line with one field is a node
     without edges; further fields (e.g. weights) are ignored: distances are hop counts."""
-    try:
+    with reading(common["source"]):
         text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"ontology {common['source']!r}: not UTF-8 text ({exc})") from None
     nodes: dict[str, None] = {}
     edges = []
     for line in text.splitlines():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from evalkit.plugin import (
     COLUMNS,
@@ -32,7 +33,7 @@ class MarkdownWriter(BaseComponent):
     suffix = ".md"
 
     def render(self, results: Results) -> str:
-        parts = [f"# {results.name or 'evalkit results'}", ""]
+        parts = [f"# {markdown(results.name or 'evalkit results')}", ""]
         found = [*tables(results), comparison_table(results)]
         parts += [markdown(table) + "\n" for table in found if table is not None]
         if results.agreement:
@@ -42,7 +43,7 @@ class MarkdownWriter(BaseComponent):
                 + (f", from {min(taus):.3f} to {max(taus):.3f}" if taus else "")
                 + " (every pair in the JSON and HTML reports).\n"
             )
-        parts += [f"- {note}" for note in results.notes]
+        parts += [f"- {markdown(note)}" for note in results.notes]
         return "\n".join(parts).rstrip() + "\n"
 
 
@@ -56,8 +57,15 @@ class JsonWriter(BaseComponent):
         return json.dumps(results.as_dict(), indent=2) + "\n"
 
 
+#: How a cell starts that a spreadsheet would take for a formula (OWASP, "CSV Injection").
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+#: A plain number, which a spreadsheet reads as the number it is whatever its sign.
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+
+
 class CsvWriter(BaseComponent):
-    """Tidy rows as CSV, one row per value."""
+    """Tidy rows as CSV, one row per value; a name that starts like a formula is quoted with `'`."""
 
     name = "csv"
     suffix = ".csv"
@@ -66,5 +74,14 @@ class CsvWriter(BaseComponent):
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(row.as_dict() for row in results.rows)
+        writer.writerows({k: _cell(v) for k, v in row.as_dict().items()} for row in results.rows)
         return buffer.getvalue()
+
+
+def _cell(value: object) -> object:
+    """``value`` for a CSV cell: a text that a spreadsheet would run as a formula (``=cmd|...``,
+    ``@SUM(...)``) gets a leading ``'``, which makes it text, as OWASP advises; numbers, and texts
+    that are plain numbers (``-0.25``), stay as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA) and not NUMBER.match(value):
+        return "'" + value
+    return value

@@ -31,7 +31,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from evalkit.plugin import Measure, Results, Row, atomic_write, level_differences
+from evalkit.plugin import Measure, Results, Row, atomic_write, level_differences, visible
 
 #: Resolution of the image files; a page shows them at DISPLAY_DPI, so they stay sharp on HiDPI.
 DPI = 150
@@ -73,6 +73,7 @@ NONE = "—"
 
 RC = {
     "font.family": "DejaVu Sans",  # shipped with matplotlib: the same glyphs on every machine
+    "text.parse_math": False,  # names are shown as written: "$\\frac$" is no formula (nor an error)
     "font.size": 9,
     "axes.titlesize": 9.5,
     "axes.labelsize": 9,
@@ -133,6 +134,7 @@ def figures(results: Results) -> list[tuple[str, Figure]]:
 
 def gallery(results: Results) -> Gallery:
     """The figures the rows call for, not drawn yet, and notes on what the caps left out."""
+    results = _shown(results)
     notes: list[str] = []
     colours = system_colours(results.rows)
     plain = [r for r in results.rows if r.class_ is None and r.level is None and r.sweep is None]
@@ -149,6 +151,18 @@ def gallery(results: Results) -> Gallery:
         *_agreement(results, notes),
     ]
     return Gallery(_unique_names(plots), notes)
+
+
+def _shown(results: Results) -> Results:
+    """``results`` with control characters in its names made visible (``\\x1b``): a figure has no
+    glyph for them, and matplotlib's warning about it would pass them on to the terminal."""
+
+    def names(record: Any) -> Any:
+        changed = {f.name: visible(v) for f in fields(record) if isinstance(v := getattr(record, f.name), str)}
+        return replace(record, **changed) if any(changed[k] != getattr(record, k) for k in changed) else record
+
+    agreement = [replace(a, measure_a=names(a.measure_a), measure_b=names(a.measure_b)) for a in results.agreement]
+    return replace(results, rows=[names(r) for r in results.rows], agreement=agreement)
 
 
 @contextmanager

@@ -16,7 +16,6 @@ system that never predicts a class still lines up with the reference.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Generator, Iterable, Iterator
 from itertools import chain
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import BaseComponent, DataError, ItemSets, LabelMatrix
+from evalkit.plugin import BaseComponent, DataError, ItemSets, LabelMatrix, clean_text, csv_rows, text_lines
 
 #: Accepted header names of the four columns of an event list (case-insensitive).
 HEADER_NAMES = {
@@ -94,25 +93,14 @@ def _classes(seen: set[str], labels: list[str] | None, source: Path) -> tuple[st
 def _rows(path: Path) -> Generator[tuple[int, list[str]], None, None]:
     """(line number, stripped fields) of every non-empty line. Tab-separated for .tsv and .txt
     (split on tabs only: labels may contain spaces), comma-separated (with CSV quoting) for .csv."""
-    line = 0
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            if path.suffix.lower() == ".csv":
-                reader = csv.reader(handle)
-                for row in reader:
-                    line = reader.line_num
-                    fields = [f.strip() for f in row]
-                    if any(fields):
-                        yield line, fields
-            else:
-                for line, text in enumerate(handle, start=1):
-                    fields = [f.strip() for f in text.rstrip("\r\n").split("\t")]
-                    if any(fields):
-                        yield line, fields
-    except csv.Error as exc:
-        raise DataError(f"{path}:{line}: not valid CSV ({exc})") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text; save it as UTF-8") from None
+    records: Iterator[tuple[int, list[str]]] = (
+        csv_rows(path) if path.suffix.lower() == ".csv"
+        else ((line, text.split("\t")) for line, text in text_lines(path))
+    )
+    for line, fields in records:
+        fields = [clean_text(f) for f in fields]
+        if any(fields):
+            yield line, fields
 
 
 def _header(fields: list[str]) -> bool:
@@ -215,10 +203,10 @@ class EventListLoader(BaseComponent[LabelsParams]):
             )
         seen = {label for per_file in events.values() for label in per_file}
         classes = _classes(seen, labels, path)
-        samples = tuple(
-            tuple(merge_intervals(per_file.get(c, ())) for c in classes) for per_file in events.values()
-        )
-        return ItemSets(samples, classes, tuple(events), str(path))
+        ids = tuple(events)
+        # each file's lists are dropped as its intervals are merged: the events are held once
+        samples = tuple(tuple(merge_intervals(per_file.get(c, ())) for c in classes) for per_file in map(events.pop, ids))
+        return ItemSets(samples, classes, ids, str(path))
 
 
 def _not_space_separated(filename: str, path: Path, where: str) -> None:
@@ -300,7 +288,7 @@ class MaestroSoftLabels(BaseComponent[LabelsParams]):
             )
         values = np.zeros((len(keys), len(classes)))
         for row, key in enumerate(keys):
-            for label, value in cells[key].items():
+            for label, value in cells.pop(key).items():  # dropped as copied: the values are held once
                 values[row, column[label]] = value
         return LabelMatrix(values, classes, ids, str(path))
 
@@ -310,33 +298,32 @@ def _read_soft_labels(
     known: set[str] | None,
 ) -> None:
     first_line: dict[tuple[float, float, str], int] = {}
-    with file.open(newline="", encoding="utf-8-sig") as handle:
-        for line, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            where = f"{file}:{line}"
-            fields = [f.strip() for f in text.rstrip("\r\n").split("\t")]
-            if len(fields) != 4:
-                raise DataError(
-                    f"{where}: {len(fields)} tab-separated fields; expected 4: onset, offset, "
-                    "label, soft value (no header)"
-                )
-            onset_text, offset_text, label, value_text = fields
-            onset = _time(onset_text, "onset", where)
-            offset = _time(offset_text, "offset", where)
-            if offset < onset:
-                raise DataError(f"{where}: offset {offset_text} is before onset {onset_text}")
-            _check_label(label, known, where)
-            value = _number(value_text)
-            if value is None:
-                raise DataError(f"{where}: soft value {value_text!r} of {label!r} is not a number")
-            if not math.isfinite(value):
-                raise DataError(f"{where}: soft value {value_text!r} of {label!r} is not a finite number")
-            key = (onset, offset, label)
-            if key in first_line:
-                raise DataError(
-                    f"{where}: a second value for {label!r} in segment {onset:g}-{offset:g} "
-                    f"(the first is on line {first_line[key]})"
-                )
-            first_line[key] = line
-            cells.setdefault((recording, onset, offset), {})[label] = value
+    for line, text in text_lines(file):
+        if not text.strip():
+            continue
+        where = f"{file}:{line}"
+        fields = [clean_text(f) for f in text.split("\t")]
+        if len(fields) != 4:
+            raise DataError(
+                f"{where}: {len(fields)} tab-separated fields; expected 4: onset, offset, "
+                "label, soft value (no header)"
+            )
+        onset_text, offset_text, label, value_text = fields
+        onset = _time(onset_text, "onset", where)
+        offset = _time(offset_text, "offset", where)
+        if offset < onset:
+            raise DataError(f"{where}: offset {offset_text} is before onset {onset_text}")
+        _check_label(label, known, where)
+        value = _number(value_text)
+        if value is None:
+            raise DataError(f"{where}: soft value {value_text!r} of {label!r} is not a number")
+        if not math.isfinite(value):
+            raise DataError(f"{where}: soft value {value_text!r} of {label!r} is not a finite number")
+        key = (onset, offset, label)
+        if key in first_line:
+            raise DataError(
+                f"{where}: a second value for {label!r} in segment {onset:g}-{offset:g} "
+                f"(the first is on line {first_line[key]})"
+            )
+        first_line[key] = line
+        cells.setdefault((recording, onset, offset), {})[label] = value

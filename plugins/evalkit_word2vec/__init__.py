@@ -13,6 +13,10 @@ occur in before anything is computed; ``oov: fallback`` scores them with another
 
 gensim (>= 4.4, the first release that works with numpy 2) is imported only when a model is
 loaded, so the plugin registers, and ``evalkit plugins`` lists it, without gensim installed.
+
+gensim's native format is a pickle, and unpickling a file runs whatever code it holds: such a
+model is refused when the component is created (so ``evalkit validate`` says so) unless the
+config says ``trusted: true``; the word2vec formats are plain numbers and need no trust.
 """
 
 from __future__ import annotations
@@ -87,6 +91,22 @@ def detect_format(path: Path) -> Format:
         ) from None
 
 
+def untrusted_message(path: Path) -> str:
+    """Why a pickled model is refused, and how to convert it to a format that holds no code."""
+    stem = path.name.removesuffix(".gz").removesuffix(".bz2").rsplit(".", 1)[0]
+    out = path.with_name(stem + ".bin")
+    if out == path:  # a native model named .bin (format: native)
+        out = path.with_name(stem + ".w2v.bin")
+    return (
+        f"word2vec: model {str(path)!r} is in gensim's native format, which gensim loads with "
+        "pickle, and loading a pickle runs any code the file holds. Convert it once, where you "
+        "trust the file, to the word2vec binary format, which holds only numbers: python -c "
+        f"\"from gensim.models import KeyedVectors; m = KeyedVectors.load({str(path)!r}); "
+        f"getattr(m, 'wv', m).save_word2vec_format({str(out)!r}, binary=True)\" and name "
+        f"{out.name!r} as the model; or, for a file you made yourself, set trusted: true"
+    )
+
+
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def load_keyed_vectors(path: str, mtime_ns: int, fmt: Format) -> Any:
     """The ``KeyedVectors`` in ``path``, loaded once per (path, modification time, format).
@@ -142,6 +162,12 @@ class Word2VecParams(BaseModel):
     lowercase: bool = Field(
         False, description="Lowercase items before looking their words up (default: as given)."
     )
+    trusted: bool = Field(
+        False,
+        description="Load a model in gensim's native format (.kv, .model), which is a pickle: "
+        "loading it runs any code the file holds, so only for a file you made or trust. The "
+        "word2vec text and binary formats need no trust.",
+    )
 
     @model_validator(mode="after")
     def _fallback_goes_with_oov(self) -> Word2VecParams:
@@ -163,7 +189,8 @@ class Word2Vec(BaseComponent[Word2VecParams]):
 
     Parameters: ``model`` (the file), ``format`` (auto|text|binary|native), ``negative``
     (clip: max(0, cos), or rescale: (1 + cos)/2), ``oov`` (error|fallback|exact), ``fallback``
-    (the similarity used for missing words with oov: fallback) and ``lowercase``.
+    (the similarity used for missing words with oov: fallback), ``lowercase`` and ``trusted``
+    (load a native, pickled model).
 
     An item is split on whitespace into words; its vector is the mean of its words' vectors,
     normalised. An item is out of vocabulary when ANY of its words is (an empty item too): a
@@ -188,6 +215,8 @@ class Word2Vec(BaseComponent[Word2VecParams]):
             resolved = "" if str(given) == str(self.path) else f" (resolved to {str(self.path)!r})"
             raise ConfigError(f"word2vec: model file {str(given)!r}{resolved} {what}")
         self.format: Format = detect_format(given) if params.format == "auto" else params.format
+        if self.format == "native" and not params.trusted:  # a pickle: loading it runs its code
+            raise ConfigError(untrusted_message(given))
         self._registry = registry
         self._vectors: Any = None
         self._fallback: Any = None

@@ -1,0 +1,359 @@
+"""Data files: nothing silent, every error names its file (issue 12).
+
+One test per reproducer: each input that used to change the numbers without a word, or to end
+in "a bug in the plugin", now gives the right number or a clear error naming the file and line.
+The property-based side of the same promise is ``tests/test_fuzz_data.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import evalkit
+import evalkit.plugin
+from evalkit.data import LabelMatrix, align
+from evalkit.errors import DataError, PluginError
+from evalkit.testing import plugin_registry
+
+REF = "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\nc,1.0,0.0\n"
+
+
+def write(folder: Path, name: str, content: str | bytes) -> Path:
+    path = folder / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def run(reference: Any, system: Any, representation: str = "fuzzy", registry: Any = None, **data: Any) -> Any:
+    config = {
+        "data": {"reference": str(reference), "systems": {"s": str(system) if isinstance(system, Path) else system}, **data},
+        "representation": representation, "averaging": "micro", "metrics": ["precision"],
+    }
+    return evalkit.run(config, registry=registry)
+
+
+def precision(reference: Any, system: Any, representation: str = "fuzzy", **data: Any) -> float:
+    return run(reference, system, representation, **data).rows[0].value
+
+
+# --- 1. nothing silent ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["same", "reversed"])
+def test_a_repeated_sample_id_is_an_error_whatever_the_other_sides_order(tmp_path, order):
+    """The check used to run only when the orders differed (precision 0.862 -> 0.667)."""
+    twice = "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\na,0.1,0.9\n"
+    system = twice if order == "same" else "id,speech,birds\na,0.1,0.9\nb,0.2,0.8\na,0.9,0.1\n"
+    ref, sys_ = write(tmp_path, "ref.csv", twice), write(tmp_path, "sys.csv", system)
+    with pytest.raises(DataError, match=r"ref\.csv:4: sample id 'a' appears twice \(first on line 2\); each sample "
+                                        r"needs its own id: merge the rows or rename one"):
+        run(ref, sys_)
+
+
+def test_a_repeated_id_in_a_system_alone_is_an_error(tmp_path):
+    ref = write(tmp_path, "ref.csv", REF)
+    system = write(tmp_path, "sys.csv", "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\nb,1.0,0.0\n")
+    with pytest.raises(DataError, match=r"sys\.csv:4: sample id 'b' appears twice \(first on line 3\)"):
+        run(ref, system)
+
+
+def test_align_checks_the_ids_of_every_side_even_in_the_same_order():
+    """Data from Python or a third-party loader has no lines: the rows are named."""
+    ref = LabelMatrix(np.eye(2), ("x", "y"), ("a", "a"), "reference")
+    with pytest.raises(DataError, match=r"reference: row 2: sample id 'a' appears twice \(first on row 1\)"):
+        align(ref, LabelMatrix(np.eye(2), ("x", "y"), ("a", "a"), "prediction"))
+
+
+def test_a_numeric_id_or_time_column_under_an_unknown_header_is_refused(tmp_path):
+    times = "start,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
+    ref, system = write(tmp_path, "ref.csv", times), write(tmp_path, "sys.csv", times)
+    with pytest.raises(DataError) as info:
+        run(ref, system, clip=True)  # with clip: true it used to be scored as a class, clipped to 1
+    assert str(info.value) == (
+        f"{ref}:1: the first column 'start' looks like sample ids or times (strictly increasing, 0 to 5), not "
+        "the memberships of a class. Say which it is: `{path: ref.csv, loader: {name: csv, id_column: start}}` "
+        "reads it as the sample ids; `loader: {name: csv, id_column: false}` as a class"
+    )
+
+
+def test_the_id_column_option_names_the_ids_or_says_there_are_none(tmp_path):
+    times = "start,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
+    named = "id,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
+    ref = write(tmp_path, "ref.csv", named)
+    system = {"path": str(write(tmp_path, "sys.csv", times)), "loader": {"name": "csv", "id_column": "start"}}
+    assert run(ref, system).rows[0].value == precision(ref, ref)
+    # the id column may be anywhere, and its name is matched like every header: stripped
+    moved = write(tmp_path, "moved.csv", "speech, start ,birds\n0.2,2.5,0.8\n0.9,0,0.1\n1.0,5,0.0\n")
+    assert run(ref, {"path": str(moved), "loader": {"name": "csv", "id_column": "start"}}).rows[0].value == precision(ref, ref)
+    # no id column: every column is a class, rows by position (announced)
+    plain = write(tmp_path, "plain.csv", "speech,birds\n0.9,0.1\n0.2,0.8\n1.0,0.0\n")
+    results = run(ref, {"path": str(plain), "loader": {"name": "csv", "id_column": False}})
+    assert results.notes == ["s: rows aligned with the reference by position: its data has no sample ids"]
+    with pytest.raises(DataError, match=r"sys\.csv:1: no column 'strat' \(the loader's `id_column`\); did you mean "
+                                        r"'start'\? The header has: 'start', 'speech', 'birds'"):
+        run(ref, {"path": str(tmp_path / "sys.csv"), "loader": {"name": "csv", "id_column": "strat"}})
+
+
+def test_increasing_memberships_are_not_mistaken_for_ids(tmp_path):
+    """Values within [0, 1] are memberships, however ordered; the check only refuses values above 1."""
+    rising = write(tmp_path, "rising.csv", "speech,birds\n0.1,0.5\n0.4,0.2\n0.9,0.7\n")
+    assert precision(rising, rising) == 1.0
+
+
+def test_a_class_twice_in_a_header_is_an_error_naming_both_columns(tmp_path):
+    ref = write(tmp_path, "ref.csv", "id,speech,birds,speech\na,0.9,0.1,0.0\nb,0.2,0.8,1.0\n")
+    with pytest.raises(DataError, match=r"ref\.csv:1: columns 2 and 4 are both named 'speech'; one would silently "
+                                        r"replace the other: rename or remove one"):
+        run(ref, ref)
+    unnamed = write(tmp_path, "unnamed.csv", "id,speech,\na,0.9,0.1\n")
+    with pytest.raises(DataError, match=r"unnamed\.csv:1: column 3 has no name; name every column"):
+        run(unnamed, unnamed)
+
+
+def test_a_key_twice_in_a_json_lines_object_is_an_error(tmp_path):
+    ref = write(tmp_path, "ref.jsonl", '{"id": "a", "items": ["x"]}\n')
+    system = write(tmp_path, "sys.jsonl", '{"id": "a", "items": ["x"], "items": ["y"]}\n')
+    with pytest.raises(DataError, match=r"sys\.jsonl:1: key 'items' appears twice in one object; the second would "
+                                        r"silently replace the first: remove or rename one"):
+        run(ref, system, "exact_match")
+
+
+@pytest.mark.parametrize("row,problem", [
+    ("b,z,extra\n", r"sys\.csv:3: 3 fields, but the header has 2"),
+    ("b,\n", r"sys\.csv:3: an empty item; remove it, or write the item \(an empty set is no items\)"),
+    ("b,   \n", r"sys\.csv:3: an empty item"),
+    (",z\n", r"sys\.csv:3: empty sample id; give every sample an id"),
+])
+def test_csv_items_rows_with_an_extra_field_or_an_empty_item_are_errors(tmp_path, row, problem):
+    ref = write(tmp_path, "ref.csv", "id,item\na,x\nb,z\n")
+    system = write(tmp_path, "sys.csv", "id,item\na,x\n" + row)
+    with pytest.raises(DataError, match=problem):
+        run(ref, system, "exact_match")
+
+
+def test_csv_items_with_a_class_column_name_every_rows_class(tmp_path):
+    ref = write(tmp_path, "ref.csv", "id,item,class\na,x,k\n")
+    with pytest.raises(DataError, match=r"sys\.csv:2: empty class; with a class column, every row names its class"):
+        run(ref, write(tmp_path, "sys.csv", "id,item,class\na,x,\n"), "exact_match")
+
+
+def test_a_node_link_ontology_linking_to_an_undeclared_node_is_an_error(tmp_path):
+    from evalkit_ontology import load_ontology
+
+    graph = {"directed": True, "nodes": [{"id": "a"}, {"id": "b"}],
+             "links": [{"source": "a", "target": "b"}, {"source": "a", "target": "c"}]}
+    path = write(tmp_path, "graph.json", json.dumps(graph))
+    with pytest.raises(DataError) as info:
+        load_ontology(path)
+    assert str(info.value) == (
+        f"ontology {str(path)!r}: 1 node(s) in 'links' but not in 'nodes', first 'c' (in {{'source': 'a', "
+        "'target': 'c'}); declare every node under 'nodes', or fix the link"
+    )
+
+
+def test_item_and_id_files_are_stripped_by_one_rule(tmp_path):
+    """JSON Lines items with surrounding spaces used to be other strings than the same items in CSV."""
+    ref = write(tmp_path, "ref.jsonl", '{"id": "a", "items": ["x", "y"]}\n{"id": "b", "items": ["z"]}\n')
+    spaced = write(tmp_path, "spaced.jsonl", '{"id": " a ", "items": [" x", "y "]}\n{"id": "b", "items": ["z\\t"]}\n')
+    assert precision(ref, spaced, "exact_match") == precision(ref, ref, "exact_match") == 1.0
+    rows = write(tmp_path, "rows.csv", "id,item\n a , x \na,y\nb,z \n")
+    assert precision(ref, rows, "exact_match") == 1.0
+    empty = write(tmp_path, "empty.jsonl", '{"id": "a", "items": ["x", " "]}\n{"id": "b", "items": ["z"]}\n')
+    with pytest.raises(DataError, match=r"empty\.jsonl:1: an empty item"):
+        run(ref, empty, "exact_match")
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".npz"])
+def test_complex_values_are_refused(tmp_path, suffix):
+    """Converting them to float dropped the imaginary part with one numpy warning."""
+    values = np.array([[0.5 + 0.5j, 0.0], [1.0, 0.2j]])
+    path = tmp_path / f"complex{suffix}"
+    np.save(path, values) if suffix == ".npy" else np.savez(path, values=values)
+    where = r"complex\.npy" if suffix == ".npy" else r"complex\.npz \(member 'values\.npy'\)"
+    with pytest.raises(DataError, match=where + r": values have dtype complex128; expected real numbers"):
+        run(path, path)
+
+
+def test_alignment_by_position_is_announced(tmp_path):
+    ref = write(tmp_path, "ref.csv", "speech,birds\n0.9,0.1\n0.2,0.8\n")
+    system = write(tmp_path, "sys.csv", "speech,birds\n0.2,0.8\n0.9,0.1\n")
+    results = run(ref, system)
+    note = "s: rows aligned with the reference by position: neither file has sample ids"
+    assert results.notes == [note]
+    assert json.loads(evalkit.plugin.create_component("report_writer", "json").render(results))["notes"] == [note]
+    assert not run(write(tmp_path, "ids.csv", REF), write(tmp_path, "ids2.csv", REF)).notes
+    inline = evalkit.run({"data": {"reference": [[0.9, 0.1]], "systems": {"s": [[0.9, 0.1]]}}, "representation": "fuzzy",
+                          "averaging": "micro", "metrics": ["precision"]})
+    assert not inline.notes  # rows written side by side in a config are positional by nature
+
+
+# --- 2. data errors name their file ---------------------------------------------------------------
+
+NOT_UTF8 = b"\xff\xfe"
+
+
+@pytest.mark.parametrize("name,content,representation,line", [
+    ("bad.csv", b"id,speech,birds\na,0.9,0.1\nb,0.2,0.8\xff\n", "fuzzy", 3),
+    ("bad.tsv", b"id\tspeech\tbirds\na\t0.9\t0.1\n\xe9\t0.2\t0.8\n", "fuzzy", 3),
+    ("bad.jsonl", b'{"id": "a", "items": ["x"]}\n{"id": "b", "items": ["caf\xe9"]}\n', "exact_match", 2),
+    ("bad_items.csv", b"id,item\na,x\nb,caf\xe9\n", "exact_match", 3),
+    ("events.tsv", b"a.wav\t0\t1\tdog\nb.wav\t0\t1\t\xff\xfe\n", "segments", 2),
+])
+def test_text_that_is_not_utf8_is_a_data_error_naming_the_file_and_line(tmp_path, name, content, representation, line):
+    path = write(tmp_path, name, content)
+    with pytest.raises(DataError, match=rf"{name}: not UTF-8 text \(line {line}: byte 0x[0-9a-f]{{2}} at offset \d+\); "
+                                        "save it as UTF-8") as info:
+        run(path, path, representation)
+    assert not isinstance(info.value, PluginError)
+
+
+def test_a_maestro_file_that_is_not_utf8_is_named(tmp_path):
+    folder = tmp_path / "maestro"
+    folder.mkdir()
+    write(folder, "a.txt", "0\t1\tdog\t0.5\n")
+    write(folder, "b.txt", b"0\t1\tdog\t0.5\n1\t2\tc\xe2t\t0.5\n")
+    with pytest.raises(DataError, match=r"maestro/b\.txt: not UTF-8 text \(line 2: byte 0xe2 at offset 17\)"):
+        run(folder, folder)
+
+
+def test_a_csv_field_over_128_kib_is_a_data_error_with_its_line(tmp_path):
+    ref = write(tmp_path, "ref.csv", "id,item\na,x\n")
+    system = write(tmp_path, "sys.csv", 'id,item\na,x\nb,"' + "y" * 140_000 + "\n")
+    with pytest.raises(DataError, match=r"sys\.csv:3: not valid CSV \(field larger than field limit \(131072\): a field "
+                                        r"over 128 KiB, often a quote that is never closed\)"):
+        run(ref, system, "exact_match")
+
+
+def test_truncated_or_corrupt_numpy_files_are_data_errors(tmp_path):
+    np.save(tmp_path / "good.npy", np.eye(3))
+    data = (tmp_path / "good.npy").read_bytes()
+    cases = {
+        "short.npy": (data[:-8], r"short\.npy: the header promises 72 bytes \(float64, shape \(3, 3\)\) but 64 follow it; "
+                                 "the file is truncated or corrupt"),
+        "long.npy": (data + b"\0" * 8, r"long\.npy: the header promises 72 bytes .* but 80 follow it"),
+        "header.npy": (data[:40], r"header\.npy: cannot be read: it is truncated, corrupt or not in the format its "
+                                  r"loader reads \(ValueError: EOF: reading array header"),
+        "magic.npy": (b"\x93NUMPX" + data[6:], r"magic\.npy: cannot be read: .*magic string"),
+        "empty.npy": (b"", r"empty\.npy: cannot be read: .*magic string"),
+    }
+    for name, (content, problem) in cases.items():
+        path = write(tmp_path, name, content)
+        with pytest.raises(DataError, match=problem):
+            run(path, path)
+
+
+def test_corrupt_npz_archives_name_the_file_and_member(tmp_path):
+    buffer = io.BytesIO()
+    np.savez(buffer, values=np.eye(3), classes=np.array(["a", "b", "c"]))
+    data = buffer.getvalue()
+    truncated = write(tmp_path, "truncated.npz", data[: len(data) // 2])
+    with pytest.raises(DataError, match=r"truncated\.npz: cannot be read: .*BadZipFile: File is not a zip file"):
+        run(truncated, truncated)
+    flipped = bytearray(data)
+    flipped[data.index(b"\x93NUMPY") + 130] ^= 0xFF  # a byte of the values: the CRC no longer matches
+    path = write(tmp_path, "flipped.npz", bytes(flipped))
+    with pytest.raises(DataError, match=r"flipped\.npz \(member 'values\.npy'\): cannot be read: .*Bad CRC-32"):
+        run(path, path)
+
+
+def test_a_repeated_npz_class_or_id_is_an_error(tmp_path):
+    path = tmp_path / "twice.npz"
+    np.savez(path, values=np.eye(2), classes=np.array(["a", "a"]))
+    with pytest.raises(DataError, match=r"twice\.npz \(member 'classes\.npy'\): classes 1 and 2 are both named 'a'"):
+        run(path, path)
+    np.savez(path, values=np.eye(2), ids=np.array([b"x", b"x"]))
+    with pytest.raises(DataError, match=r"twice\.npz \(member 'ids\.npy'\): row 2: sample id 'x' appears twice"):
+        run(path, path)
+
+
+def test_an_npz_is_checked_against_the_memory_before_decompression(tmp_path, monkeypatch):
+    """A small archive that inflates beyond the memory is refused at once, with both figures."""
+    path = tmp_path / "bomb.npz"
+    np.savez_compressed(path, values=np.zeros((1_000_000, 10)))  # 80 MB of zeros in about 80 KB
+    assert path.stat().st_size < 200_000
+    monkeypatch.setattr("evalkit.budget.available_memory", lambda: 64 * 2**20)
+
+    def no_decompression(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("decompressed before the check")
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", no_decompression)
+    with pytest.raises(DataError, match=rf"^{path}: its arrays, decompressed, would take 76.3 MiB of memory, but 64 MiB "
+                                        "is available; use a smaller file, or a machine with more memory$"):
+        run(path, path)
+
+
+def test_an_object_array_is_not_unpickled(tmp_path):
+    path = tmp_path / "objects.npy"
+    np.save(path, np.array([[{"a": 1}]], dtype=object), allow_pickle=True)
+    with pytest.raises(DataError, match=r"objects\.npy: holds Python objects, which evalkit does not unpickle"):
+        run(path, path)
+
+
+def test_harmless_variations_give_identical_numbers(tmp_path):
+    """UTF-8 with a BOM, CRLF line ends, quoting, class column order and row order (with ids)."""
+    system = "id,speech,birds\na,0.7,0.3\nb,0.1,0.6\nc,0.8,0.2\n"
+    ref = write(tmp_path, "ref.csv", REF)
+    expected = precision(ref, write(tmp_path, "plain.csv", system))
+    variants = {
+        "bom.csv": "\ufeff" + system,
+        "crlf.csv": system.replace("\n", "\r\n"),
+        "quoted.csv": '"id","speech","birds"\n"a","0.7","0.3"\n"b","0.1","0.6"\n"c","0.8","0.2"\n',
+        "columns.csv": "id,birds,speech\na,0.3,0.7\nb,0.6,0.1\nc,0.2,0.8\n",
+        "rows.csv": "id,speech,birds\nc,0.8,0.2\na,0.7,0.3\nb,0.1,0.6\n",
+        "spaces.csv": "id , speech,birds \n a ,0.7, 0.3\nb,0.1,0.6\nc ,0.8,0.2\n\n",
+        "tabs.tsv": system.replace(",", "\t"),
+    }
+    for name, text in variants.items():
+        assert precision(ref, write(tmp_path, name, text)) == expected, name
+
+
+# --- the loader guard: I/O and decode errors are data errors, plugin bugs stay plugin bugs ---------
+
+
+class _Raising:
+    name = "raising"
+    kind = "matrix"
+    suffixes = (".raw",)
+    Params = evalkit.plugin.NoParams
+    error: Exception = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    def __init__(self, params: Any) -> None:
+        self.params = params
+
+    def load(self, path: Path, role: str) -> Any:
+        raise self.error
+
+
+class _Plugin:
+    @staticmethod
+    @evalkit.plugin.hookimpl
+    def evalkit_register_loaders(register):
+        register(_Raising)
+
+
+@pytest.mark.parametrize("error,expected", [
+    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), DataError),
+    (OSError(5, "Input/output error"), DataError),
+    (EOFError("truncated"), DataError),
+    (zipfile.BadZipFile("File is not a zip file"), DataError),
+    (ZeroDivisionError("division by zero"), PluginError),
+    (ValueError("a bug of the plugin's own"), PluginError),
+])
+def test_a_third_party_loaders_io_errors_are_data_errors_naming_the_file(tmp_path, monkeypatch, error, expected):
+    monkeypatch.setattr(_Raising, "error", error)
+    registry = plugin_registry({"evalkit-raising:raising": _Plugin})
+    path = write(tmp_path, "data.raw", b"\xff\n")
+    with pytest.raises(expected) as info:
+        run(path, path, registry=registry)
+    assert type(info.value) is expected
+    if expected is DataError:
+        assert str(info.value).startswith(f"{path}: ") and "bug in the plugin" not in str(info.value)
+    else:
+        assert "This is a bug in the plugin" in str(info.value)

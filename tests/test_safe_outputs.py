@@ -1,0 +1,375 @@
+"""Safe outputs: names from configs and data files are shown, never acted on.
+
+A config whose run, system and class names are hostile (HTML with a script, a Markdown pipe and
+link, rich markup, an ANSI colour sequence, spreadsheet formulas, a matplotlib formula) is run
+like a user would: its HTML report is opened in headless Chromium, its Markdown report rendered
+with the ``markdown`` package, its CSV read back, and the CLI's output searched for ESC. Then
+report paths: an ``out:`` that would replace an input is refused, and ``out:``'s edge cases.
+"""
+
+from __future__ import annotations
+
+import csv
+import html.parser
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import evalkit
+from evalkit import api
+from evalkit.errors import ConfigError
+from evalkit.pivot import Table, markdown, visible
+from evalkit.plugins import build_registry, default_registry, make_plugin_manager
+from evalkit.reporting import report_pattern
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICKSTART = ROOT / "configs" / "data" / "quickstart"
+
+SCRIPT = "<script>document.title='pwned'</script>"
+IMAGE = "<img src=x onerror=\"document.title='pwned'\">"
+SYSTEMS = [SCRIPT + "|[/]", "\x1b[31mred\x1b[0m [bold]x", "=cmd|' /C calc'!A0"]
+CLASSES = [IMAGE, "a|b", "[x](javascript:alert(1))", "@SUM(A1)", "-0.25", "$\\frac$"]
+NAME = SCRIPT + " \x1b]0;title\x07 [/]"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    """A config with hostile names in every place a name goes, asking for every text report."""
+    folder = tmp_path_factory.mktemp("hostile")
+    rng = np.random.default_rng(3)
+    reference = rng.random((24, len(CLASSES))).round(2).tolist()
+    systems = {s: np.clip(np.asarray(reference) + rng.normal(0, 0.2 * (i + 1), (24, len(CLASSES))), 0, 1).round(2).tolist()
+               for i, s in enumerate(SYSTEMS)}
+    path = folder / "hostile.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": NAME,
+        "data": {"reference": reference, "systems": systems, "classes": CLASSES},
+        "tnorm": ["minimum", "product"], "averaging": ["micro", "none"], "metrics": ["f1"],
+        "statistics": {"bootstrap": {"resamples": 30, "seed": 1}, "agreement": True,
+                       "test": {"method": "permutation", "resamples": 30, "seed": 1}},
+        "report": {"formats": ["html", "markdown", "csv", "json"], "out": "reports/hostile"},
+    }))
+    return path
+
+
+@pytest.fixture(scope="module")
+def cli_run(hostile: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "evalkit", "run", str(hostile)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def reports(hostile: Path, cli_run) -> Path:
+    """The folder of the reports ``evalkit run`` wrote: ``hostile.html``, ``.md``, ``.csv``, ``.json``."""
+    return hostile.parent / "reports"
+
+
+# ---------------------------------------------------------------------------------------------
+# The terminal
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_terminal_gets_no_escape_sequence_and_no_markup(cli_run):
+    assert "\x1b" not in cli_run.stdout and "\x07" not in cli_run.stdout
+    assert "\x1b" not in cli_run.stderr
+    text = re.sub(r"\s+", " ", cli_run.stdout)
+    assert "\\x1b[31mred\\x1b[0m [bold]x" in text  # made visible, and markup printed as written
+    assert "|[/]" in text and "=cmd|' /C calc'!A0" in text
+
+
+@pytest.mark.parametrize("fmt", ["csv", "markdown", "json"])
+def test_report_formats_printed_on_the_terminal_carry_no_escape(hostile, fmt):
+    done = subprocess.run([sys.executable, "-m", "evalkit", "run", str(hostile), "--format", fmt],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert len(done.stdout.splitlines()) > 10
+
+
+def test_visible_shows_every_control_character_and_keeps_lines_on_request():
+    assert visible("a\x1b[31mb\x07\r\x9b\u202ec\n\t") == "a\\x1b[31mb\\x07\\r\\x9b\\u202ec\\n\\t"
+    assert visible("a\x1b\nb\tc", lines=True) == "a\\x1b\nb\tc"
+    assert visible("café [/] ∩ 日本") == "café [/] ∩ 日本"
+
+
+def test_plugin_problems_are_printed_escaped(capsys):
+    from evalkit.cli import _warn
+
+    _warn("plugin evil:x failed to load (ImportError: \x1b[2J[/])")
+    assert capsys.readouterr().err == "warning: plugin evil:x failed to load (ImportError: \\x1b[2J[/])\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------------------------
+
+
+class Elements(html.parser.HTMLParser):
+    """The elements of an HTML fragment, and the text of each table's rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.rows: list[list[str]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self.rows[-1].append("")
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self.rows and self.rows[-1] and self.tags[-1] in ("td", "th"):
+            self.rows[-1][-1] += data
+
+
+def test_the_markdown_report_renders_to_no_script_link_or_broken_table(reports):
+    md = pytest.importorskip("markdown")
+    text = (reports / "hostile.md").read_text(encoding="utf-8")
+    rendered = md.markdown(text, extensions=["tables"])
+    page = Elements()
+    page.feed(rendered)
+    assert "script" not in page.tags and "img" not in page.tags and "a" not in page.tags
+    assert page.tags.count("table") == text.count("\n### ") and len(page.rows) > 10
+    shown = "".join(page.text)
+    for name in [SCRIPT, IMAGE, "a|b", "[x](javascript:alert(1))", "=cmd|' /C calc'!A0", "$\\frac$"]:
+        assert name in shown, name  # shown literally, whole
+    assert "\\x1b[31mred" in shown and "\x1b" not in text
+    # every row of a table has as many cells as its header: no `|` split a cell
+    tables = re.split(r"<table>", rendered)[1:]
+    for table in tables:
+        part = Elements()
+        part.feed(table)
+        assert len({len(row) for row in part.rows}) == 1, table
+
+
+def test_markdown_escapes_names_once_where_they_become_markdown():
+    table = Table("t <b>|", ["system", "a|b"], [["<i>x</i>", "0.5000 [0.1, 0.9]"]], 1)
+    assert markdown(table).splitlines() == [
+        "### t &lt;b&gt;\\|",
+        "",
+        "| system | a\\|b |",
+        "|---|---:|",
+        "| &lt;i&gt;x&lt;/i&gt; | 0.5000 \\[0.1, 0.9\\] |",
+    ]
+    assert markdown("a\\|b `c` \x1b") == "a\\\\\\|b \\`c\\` \\\\x1b"  # a backslash cannot undo an escape
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV
+# ---------------------------------------------------------------------------------------------
+
+
+def test_csv_cells_that_start_like_formulas_are_neutralised_and_numbers_stay(reports):
+    rows = list(csv.DictReader(io.StringIO((reports / "hostile.csv").read_text(encoding="utf-8"))))
+    systems = {r["system"] for r in rows}
+    classes = {r["class"] for r in rows} - {""}
+    assert "'=cmd|' /C calc'!A0" in systems and "=cmd|' /C calc'!A0" not in systems
+    assert classes == {IMAGE, "a|b", "[x](javascript:alert(1))", "'@SUM(A1)", "-0.25", "$\\frac$"}
+    for row in rows:
+        assert not row["system"].startswith(("=", "+", "-", "@", "\t", "\r"))
+        float(row["value"])  # values stay numbers
+
+
+def test_csv_neutralises_each_formula_start():
+    from evalkit_reports import _cell
+
+    for text in ("=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "-cmd"):
+        assert _cell(text) == "'" + text
+    for kept in ("-0.25", "+3", "-1e-05", "a=b", "", -0.25, None):
+        assert _cell(kept) == kept
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_html_report_escapes_every_name(reports):
+    page = (reports / "hostile.html").read_text(encoding="utf-8")
+    assert "<script" not in page.lower() and "<img" not in page.replace('<img src="data:image/png;base64,', "")
+    for name in [SCRIPT, IMAGE, "=cmd|' /C calc'!A0"]:
+        assert html.escape(name, quote=True) in page, name
+
+
+@pytest.mark.slow
+def test_headless_chromium_runs_no_script_from_the_html_report(reports, tmp_path):
+    from test_html_report import chromium
+
+    report_file = reports / "hostile.html"
+    common = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
+    done = subprocess.run([*common, "--virtual-time-budget=5000", "--dump-dom", report_file.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    title = re.search(r"<title>(.*?)</title>", dom, re.S)
+    # the script would have made the title "pwned"; it is the run's name, shown as text
+    assert title and html.unescape(title.group(1)).startswith(SCRIPT) and title.group(1).endswith("— evalkit report")
+    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in dom  # shown as text
+    assert "<script" not in dom.lower() and "<img src=\"x\"" not in dom
+
+
+# ---------------------------------------------------------------------------------------------
+# Report paths
+# ---------------------------------------------------------------------------------------------
+
+
+def quick(tmp_path: Path, out: str, formats=("csv",), name: str = "quick", **data: str) -> Path:
+    """A config in ``tmp_path`` over copies of the quickstart data there."""
+    for file in ("reference.csv", "dwsnet.csv"):
+        if not (tmp_path / file).exists():
+            (tmp_path / file).write_bytes((QUICKSTART / file).read_bytes())
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": name,
+        "data": {"reference": data.get("reference", "reference.csv"), "systems": {"dwsnet": data.get("system", "dwsnet.csv")}},
+        "averaging": "micro", "metrics": ["f1"], "report": {"formats": list(formats), "out": out},
+    }))
+    return path
+
+
+@pytest.mark.parametrize("out,replaced", [("reference", "reference.csv"), ("./dwsnet", "dwsnet.csv"),
+                                          ("sub/../reference", "reference.csv")])
+def test_a_report_that_would_replace_an_input_is_refused(tmp_path, out, replaced):
+    config = quick(tmp_path, out, formats=("markdown", "csv"))
+    before = (tmp_path / replaced).read_bytes()
+    message = rf"run\.yaml:\d+:\d+: the csv report would replace the input {re.escape(str(tmp_path / replaced))}; choose another"
+    with pytest.raises(ConfigError, match=message):
+        evalkit.run(config)
+    assert (tmp_path / replaced).read_bytes() == before
+    done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(config)], capture_output=True, text=True)
+    assert done.returncode == 1 and "would replace the input" in done.stderr
+
+
+def test_an_input_reached_through_a_link_is_compared_resolved(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "old.csv").write_bytes((QUICKSTART / "reference.csv").read_bytes())
+    (tmp_path / "linked.csv").symlink_to(tmp_path / "results" / "old.csv")
+    with pytest.raises(ConfigError, match="would replace the input .*results/old.csv"):
+        api.plan(quick(tmp_path, "results/old", reference="linked.csv"))
+
+
+def test_reports_inside_an_input_folder_and_over_a_component_file_are_refused(tmp_path):
+    maestro = ROOT / "configs" / "data" / "maestro"
+    config = tmp_path / "maestro.yaml"
+    config.write_text(yaml.safe_dump({
+        "data": {"reference": str(maestro / "reference"), "systems": {"s": str(maestro / "system")}},
+        "metrics": ["f1"], "report": {"formats": ["csv"], "out": str(maestro / "reference" / "report")},
+    }))
+    with pytest.raises(ConfigError, match=r"the reports would be written inside the input folder .*maestro/reference; "):
+        api.plan(config)
+    ontology = ROOT / "configs" / "data" / "audioset" / "ontology.json"
+    config.write_text(yaml.safe_dump({
+        "data": {"reference": {"ids": ["a"], "items": [["Giggle"]]}, "systems": {"s": {"ids": ["a"], "items": [["Laughter"]]}}},
+        "representation": "soft_cardinality", "similarity": {"name": "ontology", "ontology": str(ontology)},
+        "metrics": ["f1"], "report": {"formats": ["json"], "out": str(ontology.with_suffix(""))},
+    }))
+    with pytest.raises(ConfigError, match=r"the json report would replace the input .*audioset/ontology\.json"):
+        api.plan(config)
+
+
+def test_the_config_itself_is_an_input(tmp_path):
+    config = quick(tmp_path, "run", formats=("json",))
+    json_config = config.rename(tmp_path / "run.json")
+    with pytest.raises(ConfigError, match=r"the json report would replace the input .*run\.json"):
+        api.plan(json_config)
+
+
+class Tables:
+    """A writer of several files (``write``), one per table: ``{out}-{n}.csv``."""
+
+    name = "tables"
+    suffix = ".csv"
+    Params = evalkit.NoParams
+
+    def __init__(self, params):
+        self.params = params
+
+    def render(self, results):
+        return ""
+
+    def write(self, results, out):
+        return []
+
+
+class TablesPlugin:
+    @evalkit.hookimpl
+    def evalkit_register_report_writers(self, register):
+        register(Tables)
+
+
+def test_a_writer_of_several_files_is_checked_against_its_pattern(tmp_path):
+    registry = build_registry(*make_plugin_manager(extra={"evalkit-tables:tables": TablesPlugin()}))
+    (tmp_path / "run-1.csv").write_bytes((QUICKSTART / "dwsnet.csv").read_bytes())
+    with pytest.raises(ConfigError, match=r"the tables report would replace the input .*run-1\.csv"):
+        api.plan(quick(tmp_path, "run", formats=("tables",), system="run-1.csv"), registry)
+    assert api.plan(quick(tmp_path, "other", formats=("tables",), system="run-1.csv"), registry).report
+    png = default_registry().create("report_writer", "png")
+    assert report_pattern(Path("/r/x[1]"), png) == "x[[]1]-*.png"  # the name's own brackets match themselves
+
+
+@pytest.mark.parametrize("out,expected", [
+    ("", "{base}/quick"), (".", "{base}/quick"), ("  ", "{base}/quick"), ("sub/", "{base}/sub/quick"),
+    ("~", "{home}/quick"), ("~/reports/", "{home}/reports/quick"), ("~/reports/r", "{home}/reports/r"),
+])
+def test_out_edge_cases(tmp_path, monkeypatch, out, expected):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    base = tmp_path / "config"
+    base.mkdir()
+    plan = api.plan(quick(base, out))
+    assert plan.report.out == Path(expected.format(base=base, home=home))
+
+
+def test_out_at_the_root_is_a_folder_too(tmp_path):
+    config = quick(tmp_path, "/")
+    if not os.access("/", os.W_OK):
+        with pytest.raises(ConfigError, match=r"cannot write report files in / \(Permission denied\)"):
+            api.plan(config)
+    else:
+        assert api.plan(config).report.out == Path("/quick")
+
+
+@pytest.mark.parametrize("name,file", [("a/../../b", "a_.._.._b"), ("..", "report"), ("", "report"), ("x\ny", "x_y")])
+def test_the_run_name_makes_one_file_name(tmp_path, name, file):
+    assert api.plan(quick(tmp_path, ".", name=name)).report.out == tmp_path / file
+
+
+@pytest.mark.parametrize("out,reason", [
+    ("~nosuchuser-evalkit/x", "Could not determine home directory"),
+    ("a\x00b", "embedded null byte"),
+    ("x" * 300 + "/r", "File name too long"),
+])
+def test_outs_that_cannot_be_written_are_config_errors(tmp_path, out, reason):
+    with pytest.raises(ConfigError, match=rf"run\.yaml:\d+:\d+: cannot write report files in .*\({reason}.*\); choose an `out:`"):
+        api.plan(quick(tmp_path, out))
+
+
+def test_existing_reports_are_replaced_not_written_through(tmp_path, monkeypatch):
+    """Every writer renames a new file over the old one, so a report path that is a link to
+    another file replaces the link and leaves that file alone."""
+    config = quick(tmp_path, "results/r", formats=("html", "markdown", "csv", "json", "png"))
+    (tmp_path / "results").mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    for suffix in (".html", ".md", ".csv", ".json", "-bars.png"):
+        (tmp_path / "results" / f"r{suffix}").symlink_to(victim)
+    written = evalkit.run(config).reports
+    assert len(written) == 5
+    assert victim.read_text() == "keep me"
+    for suffix in (".html", ".md", ".csv", ".json", "-bars.png"):
+        path = tmp_path / "results" / f"r{suffix}"
+        assert path.is_file() and not path.is_symlink()
+    assert not list((tmp_path / "results").glob(".*.part"))
