@@ -139,10 +139,10 @@ def _from_rows(rows: Any, classes: Any, ids: Any, where: str) -> LabelMatrix:
     keep = isinstance(rows, np.ndarray) and rows.dtype in (np.float32, np.float64)
     try:
         values = rows if keep else np.asarray(rows, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise DataError(
             f"{where}: inline values must be numbers in rows of equal length (a list of lists); "
-            f"check the row lengths and that every cell is a number"
+            f"check the row lengths and that every cell is a number within the float64 range"
         ) from None
     if values.ndim == 1:
         values = values[:, None]

@@ -151,8 +151,6 @@ def test_out_slash_ends_cleanly(tmp_path):
     assert result.exit_code == 0 or "cannot write report files in /" in result.stderr, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="evalkit/sources.py's _from_rows lets numpy's OverflowError through (not a config "
-                   "matter: the fix is there); found by the fuzz suite")
 def test_inline_data_beyond_the_float_range_is_a_data_error(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(config_text(replace=(TINY, "[[1" + "0" * 400 + "]]")), encoding="utf-8")
