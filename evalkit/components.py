@@ -25,6 +25,10 @@ class NoParams(BaseModel):
 
 
 def _against_config(path: Path, info: ValidationInfo) -> Path:
+    if "\0" in str(path):
+        raise ValueError("a path cannot contain a NUL character")
+    if any(len(part.encode("utf-8", "surrogateescape")) > 255 for part in path.parts):
+        raise ValueError("a file or folder name in the path is over 255 bytes, which no common file system allows")
     base = (info.context or {}).get("base")
     path = path.expanduser()
     return base / path if base is not None and not path.is_absolute() else path

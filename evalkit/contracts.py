@@ -8,7 +8,8 @@ checks cost a pass over each output and nothing else. Errors evalkit raises on p
 (:class:`~evalkit.errors.EvalkitError`) pass through unchanged: they already say what is wrong.
 A loader's I/O and decode errors (a file that is not UTF-8, truncated or corrupt) become a
 :class:`~evalkit.errors.DataError` naming the file (:func:`evalkit.loading.reading`): they are
-about the file, not the plugin.
+about the file, not the plugin; so is an OSError naming a file that a component reads (a model,
+an ontology) when it is created.
 
 Built-in components are wrapped exactly like third-party ones; a component handed to another
 (a T-norm to a representation) is the wrapped one, so its outputs are checked wherever it is
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.errors import EvalkitError, PluginContractError, PluginError
+from evalkit.errors import DataError, EvalkitError, PluginContractError, PluginError
 from evalkit.loading import reading
 
 Check = Callable[["Guarded", Any, tuple, dict], Any]
@@ -102,11 +103,19 @@ def calling(who: str, name: str, method: Callable[..., Any], *args: Any, **kwarg
         return method(*args, **kwargs)
     except EvalkitError:
         raise
+    except OSError as exc:
+        if exc.filename is None:
+            raise _bug(who, name, exc) from exc
+        raise DataError(f"{who}: cannot read {exc.filename} ({exc.strerror or exc}); check the path") from exc
     except Exception as exc:
-        raise PluginError(
-            f"{who} raised {type(exc).__name__} in {name}(): {exc}. This is a bug in the plugin "
-            "(or input it cannot handle): report it to its authors with this message"
-        ) from exc
+        raise _bug(who, name, exc) from exc
+
+
+def _bug(who: str, name: str, exc: Exception) -> PluginError:
+    return PluginError(
+        f"{who} raised {type(exc).__name__} in {name}(): {exc}. This is a bug in the plugin "
+        "(or input it cannot handle): report it to its authors with this message"
+    )
 
 
 def _tnorm_output(guard: Guarded, out: Any, args: tuple, kwargs: dict) -> np.ndarray:

@@ -89,6 +89,15 @@ REPRODUCERS = {
     "a negative seed": (
         config_text("statistics: {bootstrap: {seed: -1}}\n"), "statistics.bootstrap.seed: greater than or equal to 0",
     ),
+    "fbeta with beta = 1e308": (
+        config_text(replace=("- f1", "- {name: fbeta, beta: 1.0e+308}")), "parameter 'beta': Input should be less than or equal",
+    ),
+    "a component path with a NUL": (
+        config_text("similarity: {name: ontology, ontology: \"a\\0b.json\"}\n"), "a path cannot contain a NUL character",
+    ),
+    "a component path over 255 bytes": (
+        config_text("similarity: {name: word2vec, model: " + "m" * 300 + ".txt}\n"), "over 255 bytes",
+    ),
     # bounded resources: each is refused before any work, with the limit in the message
     "a billion laughs": (BILLION_LAUGHS + config_text(), "aliases of this config expand to more than 100,000 values"),
     "a sweep of 1e300 values": (

@@ -11,7 +11,7 @@ import pytest
 
 import evalkit
 from evalkit.contracts import Guarded, unwrap
-from evalkit.errors import PluginContractError, PluginError
+from evalkit.errors import DataError, PluginContractError, PluginError
 from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.protocols import BaseComponent, Similarity, TNorm
 from evalkit_tnorms import Minimum
@@ -166,3 +166,19 @@ def test_hook_mistakes_read_clearly_and_skip_only_that_plugin(hook, problem):
     assert str(failure).startswith("plugin evalkit-mistaken:m (distribution evalkit-mistaken): ")
     assert re.search(problem, str(failure))
     assert "bad_tnorm" not in registry.names("tnorm") and "minimum" in registry.names("tnorm")
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        (lambda: open("/nonexistent/model.bin"), DataError),  # names a file: about the file, not the plugin
+        (lambda: (_ for _ in ()).throw(OSError("socket closed")), PluginError),  # names none: the plugin's own
+    ],
+)
+def test_an_os_error_naming_a_file_is_a_data_error(monkeypatch, registry, raised, expected):
+    monkeypatch.setattr(BadSimilarity, "output", staticmethod(lambda m: raised()))
+    with pytest.raises(expected) as caught:
+        evalkit.evaluate(ITEMS, ITEMS, representation="soft_cardinality", similarity="bad_similarity",
+                         registry=registry)
+    if expected is DataError:
+        assert re.search(rf"similarity 'bad_similarity' {WHO}: cannot read /nonexistent/model.bin \(No such", str(caught.value))

@@ -71,6 +71,23 @@ def test_align_checks_the_ids_of_every_side_even_in_the_same_order():
         align(ref, LabelMatrix(np.eye(2), ("x", "y"), ("a", "a"), "prediction"))
 
 
+class SameHash(str):
+    """Ids whose hashes all collide: the duplicate check must then compare the ids themselves."""
+
+    def __hash__(self) -> int:
+        return 0
+
+
+@pytest.mark.parametrize(("ids", "distinct"), [(["a", "b", "c"], True), (["a", "b", "a"], False)])
+def test_the_duplicate_check_survives_colliding_hashes(ids, distinct):
+    colliding = [SameHash(i) for i in ids]
+    if distinct:
+        evalkit.plugin.unique_ids(colliding, "f.csv")
+    else:
+        with pytest.raises(DataError, match="f.csv: row 3: sample id 'a' appears twice"):
+            evalkit.plugin.unique_ids(colliding, "f.csv")
+
+
 def test_a_numeric_id_or_time_column_under_an_unknown_header_is_refused(tmp_path):
     times = "start,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
     ref, system = write(tmp_path, "ref.csv", times), write(tmp_path, "sys.csv", times)

@@ -47,7 +47,11 @@ class F1(BaseComponent):
 
 class FBetaParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall over precision")
+    beta: float = Field(
+        1.0, gt=0, le=1e6, allow_inf_nan=False,
+        description="weight of recall over precision; F tends to recall as beta grows (at 1e6 they agree to 12 digits), "
+        "and beyond it beta squared times the counts would overflow",
+    )
 
 
 class FBeta(BaseComponent[FBetaParams]):
