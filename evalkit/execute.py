@@ -60,7 +60,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
         if len(systems) < 3:
             out.notes.append(f"rank agreement needs at least 3 systems; this run has {len(systems)}")
         else:
-            lower = {m.label for m in plan.axes.data_metrics if optional(m.obj, "lower_is_better")}
+            lower = {m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")}
             out.agreement = rank_agreement(out.rows, lower)
     return out
 

@@ -69,8 +69,13 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "all rank accepts any finite scores, not only memberships in [0, 1]",
         ),
         OptionalMember(
-            "lower_is_better", False, "a data metric improves as it decreases (a divergence): rank "
+            "lower_is_better", False, "a metric improves as it decreases (a divergence, a loss): rank "
             "agreement orients it against the others",
+        ),
+        OptionalMember(
+            "reads_cells", False, "a set metric's `ratio` also takes `cells`, the number of (sample, "
+            "class) cells summed (sample-weighted), as a fourth argument: a rate per cell, such as "
+            "the Hamming loss",
         ),
         OptionalMember(
             "reads_cardinalities", False, "a set metric reports a cardinality itself, so it is "

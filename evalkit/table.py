@@ -13,7 +13,8 @@ vector. Summing float32 in float32 instead would be about 40% faster per sum but
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,19 +87,36 @@ def divide(num: Array, den: Array, zero_division: float) -> Array:
 
 def metric_value(
     metric: SetMetric, ref: Array, pred: Array, inter: Array, zero_division: float,
-    matched_ref: Array | None = None, matched_pred: Array | None = None,
+    matched_ref: Array | None = None, matched_pred: Array | None = None, cells: Array | None = None,
 ) -> Array:
     """A set metric from (summed) cardinalities, with ``zero_division`` for 0/0.
 
     With per-side matched masses, precision is ``matched_pred / pred``, recall
     ``matched_ref / ref``, and any metric is evaluated at those P and R (:func:`metric_of_pr`),
     except metrics that report the cardinalities themselves (``reads_cardinalities = True``).
+    A metric with ``reads_cells = True`` also gets ``cells``, the number of cells summed; with
+    per-side matched masses its intersection is their mean, so that ``|G| + |P| − 2|G ∩ P|`` is
+    the unmatched mass of both sides.
     """
+    if optional(metric, "reads_cells"):
+        assert cells is not None, "a metric that reads cells needs their count"
+        if matched_ref is not None:
+            assert matched_pred is not None, "matched_ref and matched_pred come together"
+            inter = (matched_ref + matched_pred) / 2
+        return divide(*metric.ratio(ref, pred, inter, cells), zero_division)  # type: ignore[call-arg]
     if matched_ref is None or optional(metric, "reads_cardinalities"):
         return divide(*metric.ratio(ref, pred, inter), zero_division)
     assert matched_pred is not None, "matched_ref and matched_pred come together"
     p, r = divide(matched_pred, pred, zero_division), divide(matched_ref, ref, zero_division)
     return metric_of_pr(p, r, metric, zero_division)
+
+
+def metric_key(metric: SetMetric) -> str:
+    """A metric as a key that is the same in every process: its name and parameters (a metric
+    object is not, and cannot be pickled once guarded)."""
+    params = getattr(metric, "params", None)
+    dumped = params.model_dump(mode="json") if params is not None and hasattr(params, "model_dump") else {}
+    return metric.name + (json.dumps(dumped, sort_keys=True) if dumped else "")
 
 
 def metric_of_pr(p: Array, r: Array, metric: SetMetric, zero_division: float) -> Array:
@@ -128,16 +146,21 @@ class Summary:
 
     ``ref``, ``pred``, ``inter`` (and ``matched_ref``, ``matched_pred`` when the table has
     them): per-class sums (C,), or (B, C) for a batch of replicates (:meth:`replicates`).
-    ``n_samples``: how many samples were summed (one count per replicate in a batch).
-    ``sample_sums[metric]`` (keyed by the metric instance): the sum of its per-sample values and
-    how many were defined (NaN under ``zero_division=nan`` is excluded, as scikit-learn does).
+    ``n_samples``: how many samples were summed (their total weight when samples are weighted;
+    one count per replicate in a batch). ``sample_sums`` (keyed by :func:`metric_key`; read
+    them with :meth:`sample_sum`): the sum of a metric's per-sample values and how many were
+    defined (NaN under ``zero_division=nan`` is excluded, as scikit-learn does).
+
+    Every field is a sum over samples, so summaries of any split of the samples merge by ``+``
+    into the summary of them all, in any order and grouping (floating-point sums in another
+    order may differ in the last bits: about 1e-16 relative per addition).
     """
 
     ref: Array
     pred: Array
     inter: Array
-    n_samples: int | NDArray[np.int64]
-    sample_sums: dict[SetMetric, Array] = field(default_factory=dict)
+    n_samples: int | float | NDArray[np.float64]
+    sample_sums: dict[str, Array] = field(default_factory=dict)
     matched_ref: Array | None = None
     matched_pred: Array | None = None
 
@@ -145,10 +168,20 @@ class Summary:
         self, metric: SetMetric, zero_division: float, reduce: Callable[[Array], Array] = lambda column: column,
     ) -> Array:
         """The metric of the per-class sums, after ``reduce`` (e.g. a total over classes)."""
+        matched_ref, matched_pred = _pair([reduce(m) for m in self._matched()])
         return metric_value(
             metric, reduce(self.ref), reduce(self.pred), reduce(self.inter), zero_division,
-            *[reduce(m) for m in self._matched()],
+            matched_ref, matched_pred, cells=reduce(self.cells()),
         )
+
+    def sample_sum(self, metric: SetMetric) -> Array:
+        """[sum of the metric's per-sample values, number of samples where it is defined] (with a
+        leading replicate axis in a batch), for the metrics the averagings asked for."""
+        return self.sample_sums[metric_key(metric)]
+
+    def cells(self) -> Array:
+        """The number of (sample, class) cells summed in each class: the (weighted) samples."""
+        return np.multiply.outer(self.n_samples, np.ones(self.ref.shape[-1]))
 
     def _matched(self) -> list[Array]:
         """[``matched_ref``, ``matched_pred``], or none for a table without per-side masses."""
@@ -160,25 +193,25 @@ class Summary:
     @classmethod
     def of(
         cls, table: CardinalityTable, sample_metrics: Iterable[SetMetric], zero_division: float,
-        who: str = "a representation",
+        who: str = "a representation", weights: Array | None = None,
     ) -> Summary:
-        sample_sums: dict[SetMetric, Array] = {}
+        """The summary of a table; with ``weights`` (one per sample), sample i counts
+        ``weights[i]`` times, in every sum (scikit-learn's ``sample_weight``)."""
+        if weights is not None:
+            return cls.replicates(table, np.asarray(weights)[np.newaxis], sample_metrics, zero_division, who).replicate(0)
+        sample_sums: dict[str, Array] = {}
         if sample_metrics:
-            ones = np.ones(table.ref.shape[1])
-            ref, pred, inter, *matched = [c.astype(np.float64, copy=False) @ ones for c in table.columns()]
-            for metric in sample_metrics:
-                values = metric_value(metric, ref, pred, inter, zero_division, *matched)
-                defined = ~np.isnan(values)
-                sample_sums[metric] = np.array([values[defined].sum(), defined.sum()])
+            per_sample = _per_sample(table, sample_metrics, zero_division)
+            sample_sums = {key: np.array([values.sum(), defined.sum()]) for key, (values, defined) in per_sample.items()}
         sums = [column_sums(c) for c in table.columns()]
-        if not all(np.isfinite(s).all() for s in sums):
-            raise PluginContractError(f"{who} returned infinite cardinalities; they must be finite")
+        _check_finite(sums, who)
         ref_sums, pred_sums, inter_sums, *matched_sums = sums
         return cls(ref_sums, pred_sums, inter_sums, len(table.ref), sample_sums, *matched_sums)
 
     @classmethod
     def replicates(
         cls, table: CardinalityTable, weights: Array, sample_metrics: Iterable[SetMetric], zero_division: float,
+        who: str = "a representation",
     ) -> Summary:
         """The summaries of B reweighted copies of the samples, as one batch: in replicate b,
         sample i counts ``weights[b, i]`` times (a bootstrap resample, a jackknife deletion, a
@@ -189,28 +222,22 @@ class Summary:
         others, :meth:`replicate` gives the summary of one replicate.
         """
         columns = [c.astype(np.float64, copy=False) for c in table.columns()]
-        per_sample: dict[SetMetric, list[Array]] = {}
-        if sample_metrics:
-            ones = np.ones(table.ref.shape[1])
-            ref, pred, inter, *matched = [c @ ones for c in columns]
-            for metric in sample_metrics:
-                values = metric_value(metric, ref, pred, inter, zero_division, *matched)
-                defined = ~np.isnan(values)
-                per_sample[metric] = [np.where(defined, values, 0.0), defined.astype(np.float64)]
+        per_sample = _per_sample(table, sample_metrics, zero_division)
         # Integer weights become float64 a block of samples at a time: the whole (B, n) matrix
         # in float64 would double the weights' memory.
         n_replicates = len(weights)
         sums = [np.zeros((n_replicates, c.shape[1])) for c in columns]
-        sample_sums = {m: [np.zeros(n_replicates), np.zeros(n_replicates)] for m in per_sample}
+        sample_sums = {key: [np.zeros(n_replicates), np.zeros(n_replicates)] for key in per_sample}
         for start in range(0, weights.shape[1], CHUNK_ROWS):
             block = np.asarray(weights[:, start : start + CHUNK_ROWS], dtype=np.float64)
             part = slice(start, start + CHUNK_ROWS)
             sums = [total + block @ c[part] for total, c in zip(sums, columns)]
-            for metric, (values, defined) in per_sample.items():
-                sample_sums[metric][0] += block @ values[part]
-                sample_sums[metric][1] += block @ defined[part]
-        stacked: dict[SetMetric, Array] = {m: np.stack(v, axis=1) for m, v in sample_sums.items()}
-        counts = np.asarray(weights).sum(axis=1, dtype=np.int64)
+            for key, (values, defined) in per_sample.items():
+                sample_sums[key][0] += block @ values[part]
+                sample_sums[key][1] += block @ defined[part]
+        _check_finite(sums, who)
+        stacked: dict[str, Array] = {key: np.stack(v, axis=1) for key, v in sample_sums.items()}
+        counts = np.asarray(weights).sum(axis=1)
         ref_sums, pred_sums, inter_sums, *matched_sums = sums
         return cls(ref_sums, pred_sums, inter_sums, counts, stacked, *matched_sums)
 
@@ -218,11 +245,13 @@ class Summary:
         """Replicate ``b`` of a batch made by :meth:`replicates`, as an ordinary summary."""
         assert isinstance(self.n_samples, np.ndarray), "a batch has one count per replicate"
         return Summary(
-            self.ref[b], self.pred[b], self.inter[b], int(self.n_samples[b]),
+            self.ref[b], self.pred[b], self.inter[b], self.n_samples[b].item(),
             {k: v[b] for k, v in self.sample_sums.items()}, *[m[b] for m in self._matched()],
         )
 
     def __add__(self, other: Summary) -> Summary:
+        if self.sample_sums.keys() != other.sample_sums.keys() or len(self._matched()) != len(other._matched()):
+            raise ValueError("these summaries are of different metrics or tables and cannot be merged")
         return Summary(
             self.ref + other.ref,
             self.pred + other.pred,
@@ -231,3 +260,33 @@ class Summary:
             {k: v + other.sample_sums[k] for k, v in self.sample_sums.items()},
             *[a + b for a, b in zip(self._matched(), other._matched(), strict=True)],
         )
+
+
+def _per_sample(
+    table: CardinalityTable, sample_metrics: Iterable[SetMetric], zero_division: float,
+) -> dict[str, tuple[Array, Array]]:
+    """Each metric's value on every sample (its cells summed over classes), 0 where undefined,
+    and whether it is defined, as floats: the terms of the per-sample sums."""
+    metrics = list(sample_metrics)
+    if not metrics:
+        return {}
+    ones = np.ones(table.ref.shape[1])
+    ref, pred, inter, *matched = [c.astype(np.float64, copy=False) @ ones for c in table.columns()]
+    matched_ref, matched_pred = _pair(matched)
+    cells = np.full(len(ref), float(table.ref.shape[1]))
+    out: dict[str, tuple[Array, Array]] = {}
+    for metric in metrics:
+        values = metric_value(metric, ref, pred, inter, zero_division, matched_ref, matched_pred, cells=cells)
+        defined = ~np.isnan(values)
+        out[metric_key(metric)] = (np.where(defined, values, 0.0), defined.astype(np.float64))
+    return out
+
+
+def _pair(matched: Sequence[Array]) -> tuple[Array | None, Array | None]:
+    """``matched_ref`` and ``matched_pred`` from a list of both or of none."""
+    return (matched[0], matched[1]) if matched else (None, None)
+
+
+def _check_finite(sums: Sequence[Array], who: str) -> None:
+    if not all(np.isfinite(s).all() for s in sums):
+        raise PluginContractError(f"{who} returned infinite cardinalities; they must be finite")

@@ -100,7 +100,7 @@ class Samples(_ClassAveraging):
 
 def sample_mean(summary: Summary, metric: SetMetric) -> Array:
     """Mean of the defined per-sample values (NaN if none is defined)."""
-    sums = summary.sample_sums[metric]
+    sums = summary.sample_sum(metric)
     total, defined = sums[..., 0], sums[..., 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(defined > 0, total / np.where(defined > 0, defined, 1), np.nan)
