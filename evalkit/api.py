@@ -10,24 +10,23 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.axes import Axes, resolve
-from evalkit.config import RunConfig, Spec, as_list, load_config
-from evalkit.data import LabelMatrix, align
-from evalkit.engine import score_system
+from evalkit.config import RunConfig, Spec, load_config
 from evalkit.errors import ConfigError, ReportError
-from evalkit.execute import engine_rows, execute
-from evalkit.plan import Plan, build_plan, plan_source
+from evalkit.evaluator import Evaluator
+from evalkit.execute import execute
+from evalkit.keywords import suggest_keywords
+from evalkit.plan import Plan, build_plan
 from evalkit.plugins import default_registry
 from evalkit.progress import Progress
 from evalkit.registry import Registry
 from evalkit.reporting import write_reports
 from evalkit.results import Results
-from evalkit.sources import load_source
 from evalkit.version import __version__
 
 __all__ = ["evaluate", "plan", "results_of", "run", "write_plan_reports"]
 
 
+@suggest_keywords
 def evaluate(
     reference: Any,
     prediction: Any,
@@ -36,11 +35,12 @@ def evaluate(
     tnorm: Spec = "minimum",
     similarity: Spec | None = None,
     averaging: Spec = "micro",
-    metrics: Sequence[Spec] = ("precision", "recall", "f1"),
+    metrics: Spec | Sequence[Spec] = ("precision", "recall", "f1"),
     zero_division: float = 0.0,
     classes: Sequence[str] | None = None,
     clip: bool = False,
     missing: str = "error",
+    sample_weight: Any | None = None,
     registry: Registry | None = None,
 ) -> dict[str, float | np.ndarray]:
     """One computation: metric label -> value (a per-class array for ``averaging="none"``).
@@ -49,40 +49,17 @@ def evaluate(
     x classes) array-likes (a 1-D array is one class) or :class:`~evalkit.data.LabelMatrix`; for
     item representations (``soft_cardinality``, ...), a list of samples, each a list of items (or
     a mapping class -> items), or :class:`~evalkit.items.ItemSets`. Components are names or
-    ``{"name": ..., **params}``.
+    ``{"name": ..., **params}``. It is one :class:`~evalkit.evaluator.Evaluator` update; use an
+    evaluator to compare several components or to accumulate batches.
     """
     for key, value in (("representation", representation), ("tnorm", tnorm), ("averaging", averaging)):
-        if isinstance(value, list):
-            raise ConfigError(f"evaluate(): {key} takes one component; use evalkit.run() to compare several")
-    registry = registry or default_registry()
-    # The same checks of the arguments as a config's (components, zero_division, missing, ...).
-    config = load_config({
-        "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
-        "representation": representation, "tnorm": tnorm, "similarity": similarity, "averaging": averaging,
-        "metrics": list(metrics), "zero_division": zero_division,
-    }).config
-    assert isinstance(config.zero_division, float), "RunConfig's validator makes 'nan' a float"
-
-    def axis(kind: str, key: str) -> list[Any]:
-        return resolve(registry, kind, as_list(getattr(config, key)), lambda i: f"evaluate(): {key}")
-
-    axes = Axes(
-        axis("representation", "representation"), axis("tnorm", "tnorm"), axis("similarity", "similarity"),
-        axis("averaging", "averaging"), axis("metric", "metrics"), config.zero_division,
+        if isinstance(value, (list, tuple)):
+            raise ConfigError(f"evaluate(): {key} takes one component; use evalkit.Evaluator to compare several")
+    evaluator = Evaluator(
+        representation=representation, tnorm=tnorm, similarity=similarity, averaging=averaging, metrics=metrics,
+        classes=classes, zero_division=zero_division, clip=clip, missing=missing, registry=registry,
     )
-    kind = axes.check()
-    def load(value: Any, role: str) -> Any:
-        source = plan_source(value, role, None, role, Path.cwd(), registry, kind)
-        return load_source(
-            value, where=role, kind=kind, role=role, classes=config.data.classes, loader=source.loader, full=source.full,
-        )
-
-    ref, pred = load(reference, "reference"), load(prediction, "prediction")
-    pred = align(ref, pred, missing)
-    if isinstance(ref, LabelMatrix):
-        ref = ref.check_memberships()[0]
-        pred = pred.check_scores() if axes.ranks_only else pred.check_memberships(clip=clip)[0]
-    values = score_system("prediction", engine_rows(ref), engine_rows(pred), axes, ref.classes).values
+    values = evaluator.update(reference, prediction, sample_weight=sample_weight).values()
     out: dict[str, Any] = {}
     for measure, value in values.items():
         if measure.single:

@@ -200,8 +200,9 @@ class LoadedConfig:
         return self.document.where(path) if self.document else ".".join(map(str, path))
 
 
-def load_config(source: str | Path | dict[str, Any] | RunConfig) -> LoadedConfig:
-    """Validate a config file, mapping, or model; paths in it are relative to the file."""
+def load_config(source: str | Path | dict[str, Any] | RunConfig, where: str = "config") -> LoadedConfig:
+    """Validate a config file, mapping, or model; paths in it are relative to the file. ``where``
+    names a mapping's origin in messages (``Evaluator()``)."""
     if isinstance(source, RunConfig):
         return LoadedConfig(source, None, Path.cwd())
     if isinstance(source, dict):
@@ -219,7 +220,7 @@ def load_config(source: str | Path | dict[str, Any] | RunConfig) -> LoadedConfig
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, document, data)) from None
+        raise ConfigError(_describe(exc, document, data, where)) from None
     return LoadedConfig(config, document, base)
 
 
@@ -227,7 +228,7 @@ def load_config(source: str | Path | dict[str, Any] | RunConfig) -> LoadedConfig
 _MAX_PROBLEMS = 10
 
 
-def _describe(exc: ValidationError, document: YamlDocument | None, data: Any) -> str:
+def _describe(exc: ValidationError, document: YamlDocument | None, data: Any, where: str = "config") -> str:
     """One line per wrong key. Of a union's branches (``str | list``), those that failed only on
     the type are left out when another fits the input's shape (its error is deeper, or its own
     validator's); the rest are merged into one line ("a valid string or a valid list")."""
@@ -238,7 +239,7 @@ def _describe(exc: ValidationError, document: YamlDocument | None, data: Any) ->
     for loc, at, err in located:
         if at is not None and len(loc) == at and err["type"] != "value_error" and loc in fitting:
             continue  # this branch's type does not fit, another's does
-        place = document.where(loc) if document else "config"
+        place = document.where(loc) if document else where
         key = ".".join(map(str, loc)) or "(top level)"
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(loc[:-1])

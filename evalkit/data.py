@@ -5,6 +5,7 @@ Checks here give every bad value a place: the file, the sample (id or row) and t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -17,6 +18,17 @@ from evalkit.items import ItemSets
 from evalkit.loading import check_header, unique_ids
 
 MAX_LISTED = 5
+
+
+@functools.lru_cache(maxsize=64)
+def _valid_classes(classes: tuple[str, ...]) -> bool:
+    """Whether class names pass :func:`check_header`, remembered: a training loop builds a
+    matrix of the same classes thousands of times."""
+    try:
+        check_header(classes, "", what="class")
+    except DataError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -39,7 +51,8 @@ class LabelMatrix:
             )
         if self.ids is not None and len(self.ids) != len(values):
             raise DataError(f"{self.source}: {len(values)} rows but {len(self.ids)} ids")
-        check_header(self.classes, self.source, what="class")  # a class twice: one would hide the other
+        if not _valid_classes(self.classes):  # a class twice: one would hide the other
+            check_header(self.classes, self.source, what="class")
 
     def __len__(self) -> int:
         return len(self.values)
@@ -125,10 +138,10 @@ Data = TypeVar("Data", LabelMatrix, ItemSets)
 
 
 def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error") -> Data:
-    """The prediction with its rows in the reference's order (by id when both have ids) and its
-    columns in the reference's class order. A missing or extra class or id, or an id twice on
-    either side, is an error naming it; with ``missing="empty"`` a reference id absent from the
-    prediction is an empty prediction.
+    """The prediction with its rows in the reference's order (by id when both have ids, by
+    position when neither has) and its columns in the reference's class order. Ids on one side
+    only, a missing or extra class or id, or an id twice on either side, is an error naming it;
+    with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
     """
     if (
         isinstance(prediction, ItemSets) and prediction.absent_class_is_empty
@@ -155,6 +168,14 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
     for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
         if side.ids is not None:
             unique_ids(side.ids, side.source)
+    if (reference.ids is None) != (prediction.ids is None):
+        has, lacks = (reference, prediction) if prediction.ids is None else (prediction, reference)
+        raise DataError(
+            f"{lacks.source}: no sample ids, but {has.source} has them, so rows cannot be matched by "
+            f"name. Give {lacks.source} the same ids (an id column, a DataFrame index, `ids=`), or, if "
+            f"its rows are in the same order, drop the ids of {has.source} (`loader: {{name: csv, "
+            "id_column: false}`, `frame.reset_index(drop=True)`) to match rows by position"
+        )
     if reference.ids is not None and prediction.ids is not None:
         if prediction.ids != reference.ids:
             prediction = _reorder(reference, prediction, missing)

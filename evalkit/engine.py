@@ -140,10 +140,11 @@ def _number(value: Any) -> Any:
 
 def summarize(
     combination: Combination, reference: Any, prediction: Any, axes: Axes, progress: Progress | None = None,
-    tables: list[CardinalityTable] | None = None,
+    tables: list[CardinalityTable] | None = None, weights: Any = None,
 ) -> Summary:
     """Fill and reduce the cardinality table chunk by chunk; chunk summaries merge by ``+``.
-    With ``tables``, the checked chunk tables are appended to it."""
+    With ``tables``, the checked chunk tables are appended to it; with ``weights`` (one per
+    sample), each sample counts that many times."""
     rep, tnorm, similarity = combination
     total = None
     n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
@@ -156,7 +157,10 @@ def summarize(
         table.check((len(ref), n_classes), who)
         if tables is not None:
             tables.append(table)
-        part = Summary.of(table, axes.sample_metrics, axes.zero_division, who)
+        part = Summary.of(
+            table, axes.sample_metrics, axes.zero_division, who,
+            None if weights is None else weights[start : start + CHUNK_ROWS],
+        )
         total = part if total is None else total + part
     if total is None:
         raise DataError(f"{who}: there are no samples to score; the reference is empty")

@@ -77,16 +77,12 @@ def _load(plan: Plan, source: Source, out: Scored) -> Any:
 
 def _prediction(plan: Plan, reference: Any, source: Source, out: Scored) -> Any:
     """A system's data aligned with the reference, checked as memberships or scores. Rows
-    matched by position because a file lacks ids are announced: a reordered file would
+    matched by position because neither file has ids are announced: a reordered file would
     silently pair the wrong samples (inline data in a config is positional by nature)."""
     loaded = _load(plan, source, out)
     prediction = align(reference, loaded, plan.config.data.missing)
-    if (reference.ids is None or loaded.ids is None) and (source.full is not None or plan.reference.full is not None):
-        lacking = (
-            "neither file has sample ids" if reference.ids is None and loaded.ids is None
-            else "the reference has no sample ids" if reference.ids is None else "its data has no sample ids"
-        )
-        out.note(f"{source.system}: rows aligned with the reference by position: {lacking}")
+    if reference.ids is None and (source.full is not None or plan.reference.full is not None):
+        out.note(f"{source.system}: rows aligned with the reference by position: neither file has sample ids")
     if not isinstance(prediction, LabelMatrix):
         return prediction
     if plan.axes.ranks_only:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.arrays import from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
@@ -33,7 +34,8 @@ def load_source(
     loader: Any = None, full: Path | None = None,
 ) -> LabelMatrix | ItemSets:
     """Load one reference or system as ``kind`` data: a file with the ``loader`` the plan found
-    for it (``full`` is its path), or inline data. ``role`` is "reference" or "prediction" (a
+    for it (``full`` is its path), or inline data (from Python also arrays, tensors and pandas
+    objects: :mod:`evalkit.arrays`). ``role`` is "reference" or "prediction" (a
     file holding both sides gives the one asked for). ``classes`` names unnamed matrix columns
     (inline rows, .npy) and selects (and orders) named classes.
     """
@@ -41,12 +43,14 @@ def load_source(
         data = loader.load(full, role)
     elif isinstance(source, (LabelMatrix, ItemSets)):
         data = source
+    elif kind == "matrix" and is_pandas(source):
+        data = from_pandas(source, where)
     elif kind == "items":
         data = _items_from_python(source, where, classes)
     elif isinstance(source, dict):
         data = _from_mapping(source, where)
     else:
-        data = _from_rows(source, None, None, where)
+        data = _from_rows(host_array(source, where), None, None, where)
     if not isinstance(data, KINDS[kind]):
         raise DataError(f"{where}: this run's representations read {kind} data, but this source holds {type(data).__name__}")
     return data if classes is None else _with_classes(data, classes, fill=role == "prediction")
@@ -56,6 +60,11 @@ def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bo
     unnamed = data.classes == tuple(str(i) for i in range(len(data.classes)))
     if isinstance(data, LabelMatrix) and unnamed:
         if len(classes) != len(data.classes):
+            if len(data) == len(classes):
+                raise DataError(
+                    f"{data.source}: shape {data.values.shape} looks transposed (classes x samples): "
+                    f"{len(classes)} classes are expected as columns; pass array.T"
+                )
             raise DataError(
                 f"{data.source}: {len(data.classes)} unnamed columns but {len(classes)} names in "
                 "`classes`; give one name per column, or use a file with class names (CSV header, .npz)"

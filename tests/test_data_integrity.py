@@ -109,10 +109,10 @@ def test_the_id_column_option_names_the_ids_or_says_there_are_none(tmp_path):
     # the id column may be anywhere, and its name is matched like every header: stripped
     moved = write(tmp_path, "moved.csv", "speech, start ,birds\n0.2,2.5,0.8\n0.9,0,0.1\n1.0,5,0.0\n")
     assert run(ref, {"path": str(moved), "loader": {"name": "csv", "id_column": "start"}}).rows[0].value == precision(ref, ref)
-    # no id column: every column is a class, rows by position (announced)
+    # no id column: every column is a class; against a reference with ids, that is an error
     plain = write(tmp_path, "plain.csv", "speech,birds\n0.9,0.1\n0.2,0.8\n1.0,0.0\n")
-    results = run(ref, {"path": str(plain), "loader": {"name": "csv", "id_column": False}})
-    assert results.notes == ["s: rows aligned with the reference by position: its data has no sample ids"]
+    with pytest.raises(DataError, match=r"plain\.csv: no sample ids, but .*ref\.csv has them, so rows cannot be matched"):
+        run(ref, {"path": str(plain), "loader": {"name": "csv", "id_column": False}})
     with pytest.raises(DataError, match=r"sys\.csv:1: no column 'strat' \(the loader's `id_column`\); did you mean "
                                         r"'start'\? The header has: 'start', 'speech', 'birds'"):
         run(ref, {"path": str(tmp_path / "sys.csv"), "loader": {"name": "csv", "id_column": "strat"}})

@@ -1,0 +1,269 @@
+"""Evaluation batch by batch: :class:`Evaluator` accumulates a public, mergeable
+:class:`~evalkit.state.State` and computes the same :class:`~evalkit.results.Results` as a run.
+
+    ev = evalkit.Evaluator(tnorm=["minimum", "product"], averaging=["micro", "macro"])
+    for reference, prediction in batches:          # a training loop, a stream of files
+        ev.update(reference, prediction)
+    ev.compute()                                   # the rows a YAML run gives
+
+States of several processes merge by ``+`` (or :meth:`Evaluator.merge`), in any order and
+grouping, into the state of all their samples.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalkit.arrays import host_array
+from evalkit.axes import Axes, Combination, resolve
+from evalkit.config import Spec, as_list, load_config
+from evalkit.data import LabelMatrix, align
+from evalkit.engine import Values, named_values, set_values, summarize
+from evalkit.errors import DataError
+from evalkit.execute import engine_rows
+from evalkit.items import ItemSets
+from evalkit.keywords import suggest_keywords
+from evalkit.plan import plan_source
+from evalkit.plugins import default_registry
+from evalkit.protocols import optional
+from evalkit.registry import Registry
+from evalkit.results import Results, Row
+from evalkit.sources import load_source
+from evalkit.state import State
+from evalkit.table import CHUNK_ROWS
+
+
+class Evaluator:
+    """Accumulates the state of an evaluation over any number of batches.
+
+    The keywords are the YAML vocabulary: ``representation``, ``tnorm``, ``similarity``,
+    ``averaging`` and ``metrics`` each take a component (a name, or ``{"name": ..., **params}``)
+    or a list of them, which is an axis of the comparison, as in a config; ``classes`` names the
+    columns of unnamed arrays, or selects and orders the classes of named data; ``zero_division``
+    is the value of 0/0; ``clip`` clips predictions to [0, 1] instead of refusing them;
+    ``missing="empty"`` scores a reference sample absent from a prediction as an empty prediction.
+    """
+
+    @suggest_keywords
+    def __init__(
+        self,
+        *,
+        representation: Spec | Sequence[Spec] = "fuzzy",
+        tnorm: Spec | Sequence[Spec] = "minimum",
+        similarity: Spec | Sequence[Spec] | None = None,
+        averaging: Spec | Sequence[Spec] = "micro",
+        metrics: Spec | Sequence[Spec] = ("precision", "recall", "f1"),
+        classes: Sequence[str] | None = None,
+        zero_division: float | str = 0.0,
+        clip: bool = False,
+        missing: str = "error",
+        registry: Registry | None = None,
+    ) -> None:
+        self.registry = registry or default_registry()
+        spec = {
+            "representation": _listed(representation), "tnorm": _listed(tnorm), "similarity": _listed(similarity),
+            "averaging": _listed(averaging), "metrics": as_list(_listed(metrics)), "zero_division": zero_division,
+        }
+        # The same checks of every argument as a config's (components, parameters, zero_division).
+        config = load_config({
+            "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
+            **spec,
+        }, where="Evaluator()").config
+        assert isinstance(config.zero_division, float), "RunConfig's validator makes 'nan' a float"
+
+        def axis(kind: str, key: str) -> list[Any]:
+            return resolve(self.registry, kind, as_list(getattr(config, key)), lambda i: f"Evaluator(): {key}")
+
+        self.axes = Axes(
+            axis("representation", "representation"), axis("tnorm", "tnorm"), axis("similarity", "similarity"),
+            axis("averaging", "averaging"), axis("metric", "metrics"), config.zero_division,
+        )
+        self.kind = self.axes.check()
+        self.classes: tuple[str, ...] | None = tuple(classes) if classes is not None else None
+        self.clip, self.missing = clip, missing
+        shown = "nan" if np.isnan(config.zero_division) else config.zero_division  # NaN != NaN would never merge
+        self.spec = json.loads(json.dumps({**spec, "zero_division": shown}, default=str))
+        self._state = State(self.spec)
+        self._pending = Pending()
+
+    @suggest_keywords
+    def update(
+        self, reference: Any, prediction: Any, *, ids: Sequence[Any] | None = None,
+        sample_weight: Any | None = None,
+    ) -> Evaluator:
+        """Add a batch: ``reference`` and ``prediction`` are what a representation reads
+        (memberships as arrays, lists, DataFrames or tensors of samples x classes; item lists),
+        aligned by sample id and class name where they have them. ``ids`` names the rows of both
+        sides when they have no ids of their own; ``sample_weight`` gives each sample a weight
+        (scikit-learn's). Returns the evaluator, so calls chain."""
+        ref, pred = self._load(reference, "reference", ids), self._load(prediction, "prediction", ids)
+        pred = align(ref, pred, self.missing)  # type: ignore[type-var]  # one kind of data, by the axes
+        weights = _weights(sample_weight, len(ref))
+        if weights is not None and self.axes.data_metrics:
+            names = ", ".join(repr(m.label) for m in self.axes.data_metrics)
+            raise DataError(f"metric(s) {names} do not take sample weights; leave out sample_weight or those metrics")
+        if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix):
+            ref = ref.check_memberships()[0]
+            pred = pred.check_scores() if self.axes.ranks_only else pred.check_memberships(clip=self.clip)[0]
+        if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix) and len(ref) < CHUNK_ROWS:
+            self._pending.add(ref.values, pred.values, weights, self._score)
+        else:
+            self._pending.flush(self._score)
+            self._score(engine_rows(ref), engine_rows(pred), weights)
+        return self
+
+    def _score(self, ref_rows: Any, pred_rows: Any, weights: np.ndarray | None) -> None:
+        if self.axes.data_metrics and isinstance(ref_rows, np.ndarray):  # their states may keep the rows
+            ref_rows, pred_rows = ref_rows.copy(), pred_rows.copy()
+        self._state = self._state + self._batch_state(ref_rows, pred_rows, weights)
+
+    def state(self) -> State:
+        """The state so far: small, picklable (and :meth:`State.to_json`), merged by ``+``."""
+        self._pending.flush(self._score)
+        return self._state
+
+    def merge(self, state: State) -> Evaluator:
+        """Add the samples of another evaluator's state (of the same components and classes)."""
+        if not isinstance(state, State):
+            raise TypeError(f"merge() takes an evalkit State, not {type(state).__name__}")
+        self._state = self.state() + state
+        self.classes = self.classes or (state.classes or None)
+        return self
+
+    def reset(self) -> None:
+        """Forget every sample (the components stay), e.g. at the start of an epoch."""
+        self._state = State(self.spec)
+        self._pending = Pending()
+
+    def values(self) -> Values:
+        """Every value of the samples seen, keyed by the measure it is."""
+        state = self.state()
+        if state.empty:
+            raise DataError("nothing to compute: update() the evaluator with at least one batch first")
+        values: Values = {}
+        for combination in self.axes.set_combinations():
+            values.update(set_values(combination, state.summaries[_key(combination)], self.axes, state.classes))
+        for metric in self.axes.data_metrics:
+            self._prepare(metric, state.classes)
+            values.update(named_values(metric.label, metric.who, metric.obj.compute(state.data[metric.label]), state.classes))
+        return values
+
+    def compute(self, system: str = "prediction") -> Results:
+        """The results of every sample seen, as the tidy rows of a run (``system`` names them)."""
+        rows = [Row.of(system, measure, value) for measure, value in self.values().items()]
+        return Results(rows, config={"evaluator": self.spec, "classes": list(self._state.classes)})
+
+    def _load(self, value: Any, role: str, ids: Sequence[Any] | None) -> LabelMatrix | ItemSets:
+        value = host_array(value, role)
+        if _plain_batch(value, self.kind, self.classes):  # the training-loop case, without detours
+            assert self.classes is not None, "a plain batch has the known columns"
+            data: LabelMatrix | ItemSets = LabelMatrix(value, self.classes, None, role)
+        else:
+            source = plan_source(value, role, None, role, Path.cwd(), self.registry, self.kind)
+            data = load_source(
+                value, where=role, kind=self.kind, role=role, classes=self.classes, loader=source.loader,
+                full=source.full,
+            )
+        if ids is not None and data.ids is None:
+            if len(ids) != len(data):
+                raise DataError(f"{role}: {len(data)} samples but {len(ids)} ids")
+            data = replace(data, ids=tuple(str(i).strip() for i in ids))
+        if self.classes is None:
+            self.classes = data.classes
+        return data
+
+    def _batch_state(self, ref_rows: Any, pred_rows: Any, weights: np.ndarray | None) -> State:
+        classes = self.classes
+        assert classes is not None, "the first batch names the classes"
+        summaries = {
+            _key(c): summarize(c, ref_rows, pred_rows, self.axes, weights=weights) for c in self.axes.set_combinations()
+        }
+        data: dict[str, Any] = {}
+        for metric in self.axes.data_metrics:
+            self._prepare(metric, classes)
+            for start in range(0, len(ref_rows), CHUNK_ROWS):
+                part = metric.obj.update(ref_rows[start : start + CHUNK_ROWS], pred_rows[start : start + CHUNK_ROWS])
+                data[metric.label] = part if metric.label not in data else data[metric.label] + part
+        n = float(weights.sum()) if weights is not None else len(ref_rows)
+        return State(self.spec, tuple(classes), summaries, data, n)
+
+    @staticmethod
+    def _prepare(metric: Any, classes: Sequence[str]) -> None:
+        prepare = optional(metric.obj, "prepare")
+        if prepare is not None:
+            prepare(classes)
+
+
+class Pending:
+    """Checked small batches of memberships, copied into one chunk of
+    :data:`~evalkit.table.CHUNK_ROWS` rows before they are scored: a training loop's batches
+    then cost a call to each component per chunk, as one call on all the data does."""
+
+    def __init__(self) -> None:
+        self.ref: np.ndarray | None = None
+        self.pred: np.ndarray | None = None
+        self.weights: np.ndarray | None = None
+        self.rows = 0
+
+    def add(self, ref: np.ndarray, pred: np.ndarray, weights: np.ndarray | None, score: Any) -> None:
+        n = len(ref)
+        if self.ref is None or self.pred is None or (ref.dtype, pred.dtype) != (self.ref.dtype, self.pred.dtype) \
+                or self.ref.shape[1] != ref.shape[1]:
+            self.flush(score)
+            self.ref = np.empty((CHUNK_ROWS, ref.shape[1]), ref.dtype)
+            self.pred = np.empty((CHUNK_ROWS, pred.shape[1]), pred.dtype)
+        elif self.rows + n > CHUNK_ROWS:
+            self.flush(score)
+        assert self.ref is not None and self.pred is not None, "allocated above"
+        if weights is not None and self.weights is None:
+            self.weights = np.ones(CHUNK_ROWS)
+        self.ref[self.rows : self.rows + n], self.pred[self.rows : self.rows + n] = ref, pred
+        if self.weights is not None:
+            self.weights[self.rows : self.rows + n] = 1.0 if weights is None else weights
+        self.rows += n
+
+    def flush(self, score: Any) -> None:
+        """Score the rows waiting (views of the buffers, which are reused)."""
+        if self.rows and self.ref is not None and self.pred is not None:
+            weights = None if self.weights is None else self.weights[: self.rows]
+            score(self.ref[: self.rows], self.pred[: self.rows], weights)
+        self.rows, self.weights = 0, None
+
+
+def _listed(value: Any) -> Any:
+    """A tuple as a list (an axis), a string or mapping as it is."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _plain_batch(value: Any, kind: str, classes: tuple[str, ...] | None) -> bool:
+    """A float matrix with one column per known class: nothing to look up, convert or name."""
+    return (
+        kind == "matrix" and classes is not None and isinstance(value, np.ndarray) and value.ndim == 2
+        and value.dtype in (np.float32, np.float64) and value.shape[1] == len(classes)
+    )
+
+
+def _key(combination: Combination) -> str:
+    """A combination as text, the same in every process."""
+    rep, tnorm, similarity = combination
+    return json.dumps([rep.label, tnorm.label if tnorm else None, similarity.label if similarity else None])
+
+
+def _weights(sample_weight: Any, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise DataError("sample_weight: expected one number per sample") from None
+    if len(weights) != n:
+        raise DataError(f"sample_weight: {len(weights)} weights for {n} samples")
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise DataError("sample_weight: weights must be finite and >= 0")
+    return weights

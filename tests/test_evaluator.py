@@ -1,0 +1,242 @@
+"""The public evaluation state (issue 13): an Evaluator updated batch by batch, its state
+pickled, written as JSON and merged in any tree, gives the values of one call on all the data;
+data enters by name (DataFrame columns and index), never silently by position."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import precision_recall_fscore_support
+
+import evalkit
+from evalkit.errors import ConfigError, DataError
+
+AVERAGINGS = ["micro", "macro", "weighted", "samples", "none", "macro_pr", "samples_pr"]
+METRICS = ["precision", "recall", "f1", {"name": "fbeta", "beta": 2}, "jaccard", "kld"]
+
+
+def evaluator(**overrides):
+    settings = {"tnorm": ["minimum", "product", "lukasiewicz"], "averaging": AVERAGINGS, "metrics": METRICS}
+    return evalkit.Evaluator(**{**settings, **overrides})
+
+
+def assert_values_close(got, expected, rtol=1e-12):
+    """Equal measures, each value to ``rtol`` relative (1e-12 absolute near zero): sums taken in
+    another order differ in the last bits."""
+    assert got.keys() == expected.keys()
+    for measure, value in expected.items():
+        if np.isnan(value):
+            assert np.isnan(got[measure]), measure
+        else:
+            assert got[measure] == pytest.approx(value, rel=rtol, abs=1e-12), measure
+
+
+def merged_in_a_tree(states, draw_order):
+    """Merge states pairwise, picking which two to merge by ``draw_order`` (a random tree)."""
+    states = list(states)
+    while len(states) > 1:
+        i = draw_order(len(states) - 1)
+        states[i : i + 2] = [states[i] + states[i + 1]]
+    return states[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    data=st.data(),
+    n=st.integers(1, 60),
+    classes=st.integers(1, 5),
+    zero_division=st.sampled_from([0.0, 1.0, "nan"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_any_split_in_any_tree_equals_one_call(data, n, classes, zero_division, seed):
+    rng = np.random.default_rng(seed)
+    # soft values with exact zeros and ones, so that 0/0 happens
+    ref, pred = (np.where(rng.random((n, classes)) < 0.3, rng.integers(0, 2, (n, classes)), rng.random((n, classes)))
+                 for _ in range(2))
+    one_call = evaluator(zero_division=zero_division).update(ref, pred).values()
+    cuts = sorted(data.draw(st.lists(st.integers(1, max(n - 1, 1)), max_size=6, unique=True)))
+    order = data.draw(st.permutations(range(len(cuts) + 1)))
+    bounds = list(zip([0, *cuts], [*cuts, n]))
+    states = []
+    for i in order:  # the batches in any order, each in its own evaluator (a process), pickled
+        start, stop = bounds[i]
+        if start < stop:
+            batch = evaluator(zero_division=zero_division).update(ref[start:stop], pred[start:stop])
+            states.append(pickle.loads(pickle.dumps(batch.state())))
+    state = merged_in_a_tree(states, lambda k: data.draw(st.integers(0, k - 1)) if k > 0 else 0)
+    state = evalkit.State.from_json(state.to_json())
+    assert_values_close(evaluator(zero_division=zero_division).merge(state).values(), one_call)
+
+
+def test_the_state_does_not_grow_with_the_samples():
+    rng = np.random.default_rng(1)
+    small, large = evaluator(), evaluator()
+    small.update(rng.random((10, 4)), rng.random((10, 4)))
+    for _ in range(20):
+        large.update(rng.random((500, 4)), rng.random((500, 4)))
+    # the same arrays; only the sample counts take a few more bytes
+    assert abs(len(pickle.dumps(large.state())) - len(pickle.dumps(small.state()))) <= 16
+    assert large.state().n_samples == 10_000
+
+
+def test_a_json_round_trip_gives_the_same_numbers_to_the_bit():
+    rng = np.random.default_rng(2)
+    ev = evalkit.Evaluator(averaging=["samples", "macro"], metrics=["f1", "map"])
+    ev.update(rng.integers(0, 2, (30, 3)), rng.random((30, 3)))
+    state = ev.state()
+    again = evalkit.State.from_json(state.to_json())
+    fresh = evalkit.Evaluator(averaging=["samples", "macro"], metrics=["f1", "map"]).merge(again)
+    assert fresh.values() == ev.values()
+
+
+def test_ranking_metrics_merge_their_scores():
+    rng = np.random.default_rng(3)
+    ref, scores = rng.integers(0, 2, (40, 3)), rng.random((40, 3))
+    whole = evalkit.Evaluator(metrics=["map"]).update(ref, scores).values()
+    parts = [evalkit.Evaluator(metrics=["map"]).update(ref[s : s + 7], scores[s : s + 7]).state() for s in range(0, 40, 7)]
+    assert evalkit.Evaluator(metrics=["map"]).merge(sum(parts[1:], parts[0])).values() == whole
+
+
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted", "samples"])
+def test_sample_weights_equal_scikit_learn(average):
+    rng = np.random.default_rng(4)
+    y_true, y_pred = rng.integers(0, 2, (80, 5)), rng.integers(0, 2, (80, 5))
+    weights = rng.random(80) * 3
+    p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average=average, sample_weight=weights, zero_division=0)
+    for representation in ("crisp", "fuzzy"):
+        got = evalkit.evaluate(y_true, y_pred, representation=representation, averaging=average, sample_weight=weights)
+        assert got == pytest.approx({"precision": p, "recall": r, "f1": f}, rel=1e-12)
+
+
+def test_batches_with_weights_add_up():
+    rng = np.random.default_rng(5)
+    ref, pred, weights = rng.random((50, 3)), rng.random((50, 3)), rng.random(50)
+    set_metrics = METRICS[:-1]  # kld does not take weights (yet)
+    whole = evaluator(metrics=set_metrics).update(ref, pred, sample_weight=weights).values()
+    ev = evaluator(metrics=set_metrics)
+    for s in range(0, 50, 9):
+        ev.update(ref[s : s + 9], pred[s : s + 9], sample_weight=weights[s : s + 9])
+    assert_values_close(ev.values(), whole)
+    with pytest.raises(DataError, match="metric\\(s\\) 'kld' do not take sample weights"):
+        evaluator().update(ref, pred, sample_weight=weights)
+
+
+def frames(seed=6, n=40):
+    rng = np.random.default_rng(seed)
+    columns = ["speech", "birds", "car", "dog"]
+    ids = [f"clip{i:03d}" for i in range(n)]
+    ref = pd.DataFrame(rng.random((n, 4)).round(3), columns=columns, index=ids)
+    pred = pd.DataFrame(rng.random((n, 4)).round(3), columns=columns, index=ids)
+    return ref, pred
+
+
+def test_dataframes_are_aligned_by_column_and_index_names():
+    ref, pred = frames()
+    expected = evalkit.evaluate(ref.to_numpy(), pred.to_numpy())
+    shuffled = pred.sample(frac=1, random_state=0)[["dog", "car", "speech", "birds"]]
+    assert evalkit.evaluate(ref, shuffled) == pytest.approx(expected, rel=1e-12)
+    assert evalkit.evaluate(ref, pred, classes=["car", "dog"]) == pytest.approx(
+        evalkit.evaluate(ref.to_numpy()[:, 2:], pred.to_numpy()[:, 2:]), rel=1e-12
+    )
+
+
+def test_ids_on_one_side_only_are_an_error():
+    ref, pred = frames()
+    shuffled = pred.sample(frac=1, random_state=0).reset_index(drop=True)  # ids lost, rows shuffled
+    with pytest.raises(DataError, match="prediction: no sample ids, but reference has them, so rows cannot be matched"):
+        evalkit.evaluate(ref, shuffled)
+    with pytest.raises(DataError, match="no sample ids, but"):
+        evalkit.evaluate(ref, pred.to_numpy())
+    # both without ids: by position, as asked
+    assert evalkit.evaluate(ref.reset_index(drop=True), pred.reset_index(drop=True)) == pytest.approx(
+        evalkit.evaluate(ref.to_numpy(), pred.to_numpy())
+    )
+    # ids given for arrays name both sides' rows
+    assert evalkit.Evaluator().update(ref, pred.to_numpy(), ids=list(pred.index)).values() == pytest.approx(
+        evalkit.Evaluator().update(ref, pred).values()
+    )
+
+
+def test_a_shuffled_csv_without_ids_against_a_reference_with_ids_is_an_error(tmp_path):
+    ref, pred = frames()
+    ref.to_csv(tmp_path / "ref.csv", index_label="id")
+    pred.sample(frac=1, random_state=0).to_csv(tmp_path / "sys.csv", index=False)
+    with pytest.raises(DataError, match=r"sys\.csv: no sample ids, but .*ref\.csv has them"):
+        evalkit.evaluate(str(tmp_path / "ref.csv"), str(tmp_path / "sys.csv"))
+
+
+class DLPackOnly:
+    """An array exchanged only through DLPack, as a GPU framework's tensor would be."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def __dlpack__(self, **kwargs):
+        return self.values.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.values.__dlpack_device__()
+
+
+def test_dlpack_and_array_like_inputs_are_read():
+    ref, pred = (np.random.default_rng(7).random((20, 3)) for _ in range(2))
+    assert evalkit.evaluate(DLPackOnly(ref), DLPackOnly(pred)) == evalkit.evaluate(ref, pred)
+    assert evalkit.evaluate(ref.tolist(), pred.tolist()) == evalkit.evaluate(ref, pred)
+
+
+def test_call_site_mistakes_read_clearly():
+    ref = np.random.default_rng(8).random((10, 3))
+    assert evalkit.evaluate(ref, ref, metrics="f1") == {"f1": 1.0}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'average'; did you mean 'averaging'"):
+        evalkit.evaluate(ref, ref, average="macro")
+    with pytest.raises(TypeError, match="did you mean 'averaging'"):
+        evalkit.Evaluator(average="macro")
+    with pytest.raises(DataError, match=r"shape \(3, 10\) looks transposed \(classes x samples\)"):
+        evalkit.Evaluator(classes=["a", "b", "c"]).update(ref, ref.T)
+    with pytest.raises(ConfigError, match="Evaluator\\(\\): zero_division"):
+        evalkit.Evaluator(zero_division="sometimes")
+    with pytest.raises(DataError, match="nothing to compute"):
+        evalkit.Evaluator().compute()
+
+
+def test_states_of_different_evaluations_do_not_merge():
+    ref = np.random.default_rng(9).random((10, 3))
+    a = evalkit.Evaluator().update(ref, ref).state()
+    b = evalkit.Evaluator(tnorm="product").update(ref, ref).state()
+    with pytest.raises(DataError, match="cannot merge evaluation states of different components or settings"):
+        a + b
+    with pytest.raises(DataError, match="different classes"):
+        a + evalkit.Evaluator(classes=["x", "y", "z"]).update(ref, ref).state()
+    with pytest.raises(DataError, match="of version 99"):
+        evalkit.State.from_json(a.to_json().replace('"evalkit_state": 1', '"evalkit_state": 99'))
+
+
+def test_compute_gives_the_rows_of_a_run():
+    ref, pred = frames()
+    results = evalkit.Evaluator(averaging=["micro", "none"], metrics=["f1"]).update(ref, pred).compute("mine")
+    per_class = {r.class_: r.value for r in results.rows if r.averaging == "none"}
+    assert list(per_class) == ["speech", "birds", "car", "dog"]
+    assert {r.system for r in results.rows} == {"mine"}
+
+
+def test_small_batches_gathered_into_chunks_keep_every_row():
+    """Small batches are copied into a reused chunk buffer: states that keep rows (mAP) must not
+    see them overwritten, and unweighted batches beside weighted ones count once each."""
+    rng = np.random.default_rng(10)
+    ref, scores, weights = rng.integers(0, 2, (3000, 3)), rng.random((3000, 3)), rng.random(3000)
+    ev = evalkit.Evaluator(metrics=["map"])
+    for s in range(0, 3000, 11):
+        ev.update(ref[s : s + 11], scores[s : s + 11])
+    assert ev.values() == evalkit.Evaluator(metrics=["map"]).update(ref, scores).values()
+    mixed = evalkit.Evaluator(averaging=["micro", "samples"])
+    mixed.update(ref[:1000], scores[:1000])
+    mixed.update(ref[1000:], scores[1000:], sample_weight=weights[1000:])
+    expected = evalkit.Evaluator(averaging=["micro", "samples"]).update(
+        ref, scores, sample_weight=np.concatenate([np.ones(1000), weights[1000:]])
+    )
+    assert_values_close(mixed.values(), expected.values())
