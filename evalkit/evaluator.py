@@ -85,7 +85,9 @@ class Evaluator:
             axis("averaging", "averaging"), axis("metric", "metrics"), config.zero_division,
         )
         self.kind = self.axes.check()
-        self.classes: tuple[str, ...] | None = tuple(classes) if classes is not None else None
+        #: the classes asked for, and the classes of the data (the first batch's, unless asked for)
+        self.given: tuple[str, ...] | None = tuple(classes) if classes is not None else None
+        self.classes = self.given
         self.clip, self.missing = clip, missing
         shown = "nan" if np.isnan(config.zero_division) else config.zero_division  # NaN != NaN would never merge
         self.spec = json.loads(json.dumps({**spec, "zero_division": shown}, default=str))
@@ -167,9 +169,11 @@ class Evaluator:
         else:
             source = plan_source(value, role, None, role, Path.cwd(), self.registry, self.kind)
             data = load_source(
-                value, where=role, kind=self.kind, role=role, classes=self.classes, loader=source.loader,
+                value, where=role, kind=self.kind, role=role, classes=self.given, loader=source.loader,
                 full=source.full,
             )
+            if self.classes is not None and data.classes != self.classes and set(data.classes) == set(self.classes):
+                data = data.select(self.classes)  # named columns in another order than the first batch's
         if ids is not None and data.ids is None:
             if len(ids) != len(data):
                 raise DataError(f"{role}: {len(data)} samples but {len(ids)} ids")
