@@ -16,11 +16,13 @@ if TYPE_CHECKING:
     from evalkit.api import evaluate, run
     from evalkit.evaluator import Evaluator
     from evalkit.protocols import BaseComponent, ConfigPath, NoParams
+    from evalkit.results import Results
     from evalkit.state import State
 
 #: name -> the module that defines it, imported on first use
 _LAZY = {
     "evaluate": "evalkit.api", "run": "evalkit.api", "Evaluator": "evalkit.evaluator", "State": "evalkit.state",
+    "Results": "evalkit.results",
     "BaseComponent": "evalkit.protocols", "ConfigPath": "evalkit.protocols", "NoParams": "evalkit.protocols",
 }
 
@@ -33,4 +35,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
 
 
-__all__ = ["BaseComponent", "ConfigPath", "Evaluator", "NoParams", "State", "evaluate", "hookimpl", "run", "__version__"]
+__all__ = [
+    "BaseComponent", "ConfigPath", "Evaluator", "NoParams", "Results", "State", "evaluate", "hookimpl", "run", "__version__",
+]

@@ -105,12 +105,16 @@ def run(
     *,
     registry: Registry | None = None,
     progress: Progress | None = None,
-    write_reports: bool = True,
+    write_reports: bool = False,
 ) -> Results:
     """A whole run from a YAML file (or its mapping): every system, every combination.
 
-    A report writer that fails raises :class:`~evalkit.errors.ReportError` after the others have
-    written; its ``results`` attribute holds the results, which are never lost.
+    The report files of the config's ``report:`` section are written only with
+    ``write_reports=True`` (as ``evalkit run`` does): from Python the results are the returned
+    value, and a run in a notebook or a test leaves no files behind. The section is checked
+    either way, as ``evalkit validate`` checks it. A report writer that fails raises
+    :class:`~evalkit.errors.ReportError` after the others have written; its ``results``
+    attribute holds the results, which are never lost.
     """
     checked = plan(config, registry)
     results = results_of(checked, progress)

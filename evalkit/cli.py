@@ -81,8 +81,11 @@ def main(debug: bool) -> None:
 @click.argument("config", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", help="What to print on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def run(config: Path, fmt: str, quiet: bool) -> None:
-    """Run CONFIG (YAML) and print the results side by side."""
+@click.option("--no-report", "no_report", is_flag=True,
+              help="Write none of the report files the config asks for (its `report:` section is still "
+                   "checked); only print the results, e.g. `--format json > run.json`.")
+def run(config: Path, fmt: str, quiet: bool, no_report: bool) -> None:
+    """Run CONFIG (YAML), print the results side by side and write the reports it asks for."""
     from evalkit import api
 
     _warn_failed_plugins()
@@ -90,6 +93,8 @@ def run(config: Path, fmt: str, quiet: bool) -> None:
     with _progress(quiet) as bar:
         results = api.results_of(plan, progress=bar)
     _print(results, fmt)
+    if no_report:
+        return
     with _progress(quiet) as bar:
         failures = api.write_plan_reports(plan, results, progress=bar)
     if results.reports:

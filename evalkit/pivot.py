@@ -5,7 +5,8 @@ while each row still compares the T-norms directly.
 
 Terminal output and the Markdown report both render these plain tables. Their text comes from
 configs and data files, so it is escaped where it meets a medium: :func:`visible` for a terminal,
-:func:`markdown` for Markdown.
+:func:`markdown` for Markdown. (:meth:`Results.pivot <evalkit.results.Results.pivot>` pivots the
+same rows, with the same :func:`~evalkit.results.grid`, into a DataFrame of numbers.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from evalkit.measures import PARTS
-from evalkit.results import Results, Row
+from evalkit.results import NOT_APPLICABLE, Results, Row, grid
 
 INDEX = ("system", "representation", "similarity", "tnorm")
 
@@ -115,12 +116,9 @@ def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), i
     # which keeps the numbers in view on narrow terminals.
     constant = [k for k in keys if len({getattr(r, k) for r in rows}) == 1 and len(keys) > 1]
     if constant and len(rows) > 1:
-        title += " — " + ", ".join(f"{k}: {getattr(rows[0], k) or '—'}" for k in constant)
+        title += " — " + ", ".join(f"{k}: {getattr(rows[0], k) or NOT_APPLICABLE}" for k in constant)
         keys = [k for k in keys if k not in constant]
-    columns = list(dict.fromkeys(column(r) for r in rows))
-    cells: dict[tuple, dict[str, str]] = {}
-    for r in rows:
-        cells.setdefault(tuple(_label(getattr(r, k)) for k in keys), {})[column(r)] = fmt_row(r)
+    columns, cells, _ = grid(rows, lambda r: tuple(_label(getattr(r, k)) for k in keys), column, fmt_row)
     body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
     return Table(title, [*keys, *columns], body, len(keys))
 
@@ -128,7 +126,7 @@ def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), i
 def _label(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
-    return "—" if value is None else str(value)
+    return NOT_APPLICABLE if value is None else str(value)
 
 
 #: Characters a terminal would act on instead of showing: C0 and C1 controls (ESC starts ANSI

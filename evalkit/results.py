@@ -1,18 +1,55 @@
-"""Tidy result rows: every table, plot, report and JSON document is rendered from these."""
+"""Tidy result rows: every table, plot, report and JSON document is rendered from these.
+
+A run's JSON document (the json report, ``evalkit run --format json``) reads back into equal
+:class:`Results` with :meth:`Results.from_json`; :meth:`Results.to_pandas` and
+:meth:`Results.pivot` give DataFrames named as the reports are.
+"""
 
 from __future__ import annotations
 
+import difflib
+import html
+import json
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import os
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.measures import Measure
 from evalkit.version import __version__
+
+if TYPE_CHECKING:
+    import pandas as pd  # type: ignore[import-untyped]
 
 COLUMNS = (
     "system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level",
     "sweep", "sweep_value", "value", "ci_low", "ci_high",
 )
+
+#: The columns that say what a value is, which tables pivot on.
+LABELS = tuple(c for c in COLUMNS if c not in ("value", "ci_low", "ci_high"))
+_ATTRIBUTES = tuple("class_" if c == "class" else c for c in LABELS)  # of Row
+#: What a table shows for a component that does not apply (crisp uses no T-norm).
+NOT_APPLICABLE = "—"
+
+#: The layout of the JSON document: one of another layout is refused rather than misread.
+#: Documents written before the layout was numbered have no number, and are layout 1.
+RESULTS_FORMAT = 1
+
+#: How a field of a record is read from JSON and typed in a DataFrame: its type, and what its
+#: null means (NaN: undefined, as 0/0; None: not computed, or does not apply; _NEVER: a field
+#: that is always there). Every other field is a label, text or null when it does not apply.
+_NEVER: Any = object()
+_FIELDS: dict[str, tuple[type, Any]] = {
+    **dict.fromkeys(("value", "difference", "p_value", "tau"), (float, math.nan)),
+    **dict.fromkeys(("ci_low", "ci_high", "sweep_value"), (float, None)),
+    "level": (int, None),
+    **dict.fromkeys(("resamples", "n_systems"), (int, _NEVER)),
+    **dict.fromkeys(("system", "baseline", "metric", "method", "measure_a", "measure_b"), (str, _NEVER)),
+}
 
 
 def _number(value: float | None) -> float | None:
@@ -126,7 +163,7 @@ class Agreement:
         }
 
 
-@dataclass
+@dataclass(repr=False)
 class Results:
     """The rows of a run, with what produced them.
 
@@ -149,6 +186,7 @@ class Results:
         return {
             "name": self.name,
             "evalkit_version": __version__,
+            "evalkit_results": RESULTS_FORMAT,
             "rows": [row.as_dict() for row in self.rows],
             "comparisons": [c.as_dict() for c in self.comparisons],
             "agreement": [a.as_dict() for a in self.agreement],
@@ -157,4 +195,280 @@ class Results:
             "provenance": self.provenance,
         }
 
+    def to_json(self) -> str:
+        """The JSON document of the json report, without writing a file."""
+        return json.dumps(self.as_dict(), indent=2) + "\n"
 
+    @classmethod
+    def from_json(cls, source: str | os.PathLike[str]) -> Results:
+        """The results a JSON document holds: ``source`` is the path of a json report (or of the
+        output of ``evalkit run --format json``), or that text itself (a string starting with
+        ``{``). Undefined numbers (null) are NaN, a confidence interval or sweep value that
+        does not apply is None. A file that is not such a document is a
+        :class:`~evalkit.errors.DataError` naming it."""
+        from evalkit.loading import parse_json, reading
+
+        if isinstance(source, str) and source.lstrip().startswith("{"):
+            where, text = "results JSON text", source
+        else:
+            where = str(source)
+            with reading(where):
+                text = Path(source).read_text(encoding="utf-8-sig")
+        return _document(parse_json(text, where), where)
+
+    def to_pandas(self, what: str = "rows") -> pd.DataFrame:
+        """A DataFrame of the ``rows`` (the columns of the CSV report: ``class``, not
+        ``class_``), or of the paired tests (``"comparisons"``) or the rank ``"agreement"``
+        (measures as labels), one record per line as in the JSON report. A label that does not
+        apply and an undefined number are NaN, which pandas' ``isna`` and ``dropna`` know;
+        ``level`` is a float column for that reason."""
+        import numpy as np
+        import pandas as pd
+
+        kinds: dict[str, tuple[Sequence[Any], Sequence[str]]] = {
+            "rows": (self.rows, COLUMNS),
+            "comparisons": (self.comparisons, _COMPARISON_COLUMNS),
+            "agreement": (self.agreement, _AGREEMENT_COLUMNS),
+        }
+        if what not in kinds:
+            raise ConfigError(f"to_pandas(what={what!r}): what is one of {', '.join(map(repr, kinds))}")
+        records, columns = kinds[what]
+        dicts = [r.as_dict() for r in records]
+        text = pd.Series(["text"]).dtype  # what this pandas makes of text: object, or str from pandas 3
+        data = {}
+        for column in columns:
+            kind, null = _FIELDS.get(column, (str, None))
+            values = [np.nan if d[column] is None else d[column] for d in dicts]
+            data[column] = pd.Series(values, dtype=text if kind is str else np.int64 if null is _NEVER else np.float64)
+        return pd.DataFrame(data, columns=list(columns))
+
+    def pivot(
+        self, index: str | Sequence[str] | None = None, columns: str = "averaging", values: str = "value",
+        where: Mapping[str, Any] | None = None,
+    ) -> pd.DataFrame:
+        """The rows as a table of numbers, ``index`` down and ``columns`` across (T-norms down,
+        averagings across, as the terminal shows them), in the config's order. A row whose
+        component does not apply (crisp has no T-norm) stays, under "—", where
+        ``DataFrame.pivot_table`` would drop it for its NaN key; ``level`` and ``sweep_value``
+        stay numbers (NaN). ``index`` defaults to ``system`` and every other label that varies;
+        ``where`` keeps rows by label: ``{"metric": "f1"}``, ``{"tnorm": ["minimum", None]}``
+        (None: does not apply). ``values`` may be ``ci_low`` or ``ci_high``. Two rows in one cell
+        are an error naming the labels that tell them apart, never one value silently chosen."""
+        import pandas as pd
+
+        if values not in ("value", "ci_low", "ci_high"):
+            raise ConfigError(f"pivot(): values {values!r} is not a value column; one of value, ci_low, ci_high")
+        rows = _where(self.rows, where or {})
+        across = _attribute(columns, "columns")
+        if index is None:
+            down = ["system", *(k for k in _ATTRIBUTES
+                                if k not in ("system", across) and len({getattr(r, k) for r in rows}) > 1)]
+        else:
+            down = [_attribute(k, "index") for k in ([index] if isinstance(index, str) else index)]
+            if not down or across in down:
+                raise ConfigError(f"pivot(): index needs at least one label, and not the columns' {columns!r}")
+
+        def number(row: Row) -> float:
+            value = getattr(row, values)
+            return math.nan if value is None else value
+
+        header, cells, repeated = grid(rows, lambda r: tuple(getattr(r, k) for k in down), lambda r: getattr(r, across), number)
+        if repeated:
+            a = repeated[0][0]
+            differ = [_name(k) for k in _ATTRIBUTES if any(getattr(x, k) != getattr(y, k) for x, y in repeated)]
+            raise ConfigError(
+                f"pivot(): several rows in one cell ({', '.join(f'{_name(k)} {_shown(getattr(a, k))}' for k in down)}, "
+                f"{_name(across)} {_shown(getattr(a, across))}, and more): they differ in {', '.join(map(repr, differ))}; "
+                "add those to index, or narrow the rows with where"
+            )
+        names = [_name(k) for k in down]
+        keys = [tuple(_key(v, k) for v, k in zip(key, down)) for key in cells]
+        labels = pd.MultiIndex.from_tuples(keys, names=names) if len(down) > 1 else pd.Index([k[0] for k in keys], name=names[0])
+        return pd.DataFrame(
+            [[line.get(c, math.nan) for c in header] for line in cells.values()],
+            index=labels, columns=pd.Index([_key(c, across) for c in header], name=_name(across)), dtype=float,
+        )
+
+    def __repr__(self) -> str:
+        """A few lines, not the thousands of characters of every row: what the results hold."""
+
+        def listed(values: Sequence[str]) -> str:
+            # A name with a control character shows as its Python literal, escaped.
+            return shortened(", ".join(v if v.isprintable() else repr(v) for v in values), 200) if values else "none"
+
+        systems = list(dict.fromkeys(r.system for r in self.rows))
+        metrics = list(dict.fromkeys(r.metric for r in self.rows))
+        lines = [
+            f"Results {self.name!r}: {len(self.rows):,} rows",
+            f"  systems ({len(systems)}): {listed(systems)}",
+            f"  metrics ({len(metrics)}): {listed(metrics)}",
+        ]
+        if self.comparisons or self.agreement:
+            lines.append(f"  statistics: {len(self.comparisons):,} paired tests, "
+                         f"rank agreement of {len(self.agreement):,} pairs of measures")
+        lines += [f"  notes: {len(self.notes)}", f"  reports: {listed(self.reports)}"]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the summary and the rows pivoted, as pandas shows a DataFrame."""
+        import pandas as pd
+
+        try:
+            table = self.pivot()
+        except ConfigError:  # rows that no label tells apart: the tidy rows, then
+            table = self.to_pandas()
+        shown = table.to_html(max_rows=pd.get_option("display.max_rows"), max_cols=pd.get_option("display.max_columns"))
+        return f"<pre>{html.escape(repr(self))}</pre>\n{shown}"
+
+
+Cell = TypeVar("Cell")
+Column = TypeVar("Column", bound=Hashable)
+
+
+def grid(
+    rows: Sequence[Row], key: Callable[[Row], tuple], column: Callable[[Row], Column], cell: Callable[[Row], Cell],
+) -> tuple[list[Column], dict[tuple, dict[Column, Cell]], list[tuple[Row, Row]]]:
+    """The pivot of every table (the terminal's, the Markdown report's, :meth:`Results.pivot`):
+    the columns, and the cells by row key, both in the order the rows first show them (the
+    config's order, where sorting would put lukasiewicz before minimum); and the pairs of rows
+    that fell in one cell (the later one is kept)."""
+    columns = list(dict.fromkeys(column(r) for r in rows))
+    cells: dict[tuple, dict[Column, Cell]] = {}
+    placed: dict[tuple, Row] = {}
+    repeated = []
+    for r in rows:
+        k, c = key(r), column(r)
+        if c in cells.setdefault(k, {}):
+            repeated.append((placed[(k, c)], r))
+        placed[(k, c)] = r
+        cells[k][c] = cell(r)
+    return columns, cells, repeated
+
+
+def _where(rows: Sequence[Row], where: Mapping[str, Any]) -> list[Row]:
+    """The rows whose labels have the values ``where`` asks for; a value no row has is an error
+    naming the values there are (a typo would otherwise give an empty table)."""
+    kept = list(rows)
+    for name, wanted in where.items():
+        attribute = _attribute(name, "where")
+        allowed = set(wanted) if isinstance(wanted, Collection) and not isinstance(wanted, str) else {wanted}
+        narrowed = [r for r in kept if getattr(r, attribute) in allowed]
+        if not narrowed:
+            present = ", ".join(dict.fromkeys(_shown(getattr(r, attribute)) for r in kept))
+            raise ConfigError(
+                f"pivot(): no row has {_name(attribute)} {wanted!r}"
+                + (" among those where selects" if len(kept) < len(rows) else "")
+                + f"; {_name(attribute)}: {present or 'no rows'}"
+            )
+        kept = narrowed
+    return kept
+
+
+def _attribute(name: str, what: str) -> str:
+    """The Row attribute of a report column (``class`` is ``class_``); an unknown one is an error."""
+    if name in ("class", "class_"):
+        return "class_"
+    if name not in LABELS:
+        close = difflib.get_close_matches(name, LABELS, 1)
+        raise ConfigError(
+            f"pivot(): {what} {name!r} is not a label" + (f"; did you mean {close[0]!r}?" if close else "")
+            + f" Labels: {', '.join(LABELS)}"
+        )
+    return name
+
+
+def _name(attribute: str) -> str:
+    return "class" if attribute == "class_" else attribute
+
+
+def _key(value: Any, attribute: str) -> Any:
+    """A label as a DataFrame shows it: "does not apply" is :data:`NOT_APPLICABLE`, or NaN for
+    the labels that are numbers."""
+    if value is None:
+        return math.nan if attribute in ("level", "sweep_value") else NOT_APPLICABLE
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A label in a message."""
+    return NOT_APPLICABLE if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+_COMPARISON_COLUMNS = tuple(f.name for f in fields(Comparison))
+_AGREEMENT_COLUMNS = ("measure_a", "measure_b", "tau", "p_value", "n_systems")
+
+
+def _document(document: Any, where: str) -> Results:
+    """Results from a parsed JSON document, every field checked: a wrong one is an error naming
+    the document and the field (``rows[3].value``), never a half-read result."""
+    if not isinstance(document, dict) or not isinstance(document.get("rows"), list) or not (
+        "evalkit_results" in document or "evalkit_version" in document
+    ):
+        raise DataError(
+            f"{where}: not an evalkit results document (a JSON object with `rows` and `evalkit_results`, "
+            "as the json report or `evalkit run --format json` write it)"
+        )
+    layout = document.get("evalkit_results", 1)
+    if layout != RESULTS_FORMAT:
+        newer = isinstance(layout, int) and not isinstance(layout, bool) and layout > RESULTS_FORMAT
+        raise DataError(
+            f"{where}: results format {shortened(repr(layout), 40)}"
+            + (f", written by evalkit {shortened(str(document.get('evalkit_version')), 40)}" if newer else "")
+            + f"; this evalkit ({__version__}) reads format {RESULTS_FORMAT}"
+            + (": upgrade evalkit to read it" if newer else "")
+        )
+
+    def records(key: str) -> list[Any]:
+        value = document.get(key, [])
+        if not isinstance(value, list):
+            raise DataError(f"{where}: `{key}` is not a list")
+        return value
+
+    rows = [Row(**_record(r, f"{where}: rows[{i}]", COLUMNS)) for i, r in enumerate(records("rows"))]
+    comparisons = [
+        Comparison(**_record(c, f"{where}: comparisons[{i}]", _COMPARISON_COLUMNS))
+        for i, c in enumerate(records("comparisons"))
+    ]
+    # Agreement names its measures by label: they are the measures of the rows with that label
+    # (two measures with one label, which only components named alike could make, read as the first).
+    measures: dict[str, Measure] = {}
+    for measure in (row.measure for row in rows):
+        if measure.single:
+            measures.setdefault(measure.label(), measure)
+    agreement = []
+    for i, a in enumerate(records("agreement")):
+        place = f"{where}: agreement[{i}]"
+        got = _record(a, place, _AGREEMENT_COLUMNS)
+        for key in ("measure_a", "measure_b"):
+            if got[key] not in measures:
+                raise DataError(f"{place}.{key}: {shortened(repr(got[key]), 80)} is the measure of no row")
+            got[key] = measures[got[key]]
+        agreement.append(Agreement(**got))
+    notes = records("notes")
+    if not all(isinstance(n, str) for n in notes):
+        raise DataError(f"{where}: `notes` holds something other than text")
+    name, config, provenance = document.get("name", ""), document.get("config", {}), document.get("provenance", {})
+    if not isinstance(name, str) or not isinstance(config, dict) or not isinstance(provenance, dict):
+        raise DataError(f"{where}: `name` is not text, or `config` or `provenance` not an object")
+    return Results(rows, name, notes, config, comparisons, agreement, provenance)
+
+
+def _record(record: Any, where: str, columns: Sequence[str]) -> dict[str, Any]:
+    """The fields of one JSON record as Python values (see :data:`_FIELDS`), keyed by attribute."""
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: not an object")
+    out = {}
+    for column in columns:
+        if column not in record:
+            raise DataError(f"{where}: no `{column}`")
+        value, (kind, null) = record[column], _FIELDS.get(column, (str, None))
+        if value is None and null is not _NEVER:
+            value = null
+        elif kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = float(value)
+        elif not isinstance(value, kind) or isinstance(value, bool):
+            expected = {float: "a number", int: "a whole number", str: "text"}[kind]
+            expected += " or null" if null is not _NEVER else ""
+            raise DataError(f"{where}.{column}: {shortened(json.dumps(value), 80)} where {expected} belongs")
+        out["class_" if column == "class" else column] = value
+    return out

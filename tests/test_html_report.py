@@ -356,7 +356,7 @@ def test_a_config_asks_for_the_html_report(tmp_path: Path):
         f"name: asked\ndata:\n  reference: {data / 'reference.csv'}\n  systems:\n    dwsnet: {data / 'dwsnet.csv'}\n"
         "averaging: [micro]\nmetrics: [f1]\nreport: {formats: [html, png], out: out/asked}\n"
     )
-    evalkit.run(config)
+    evalkit.run(config, write_reports=True)
     page = (tmp_path / "out" / "asked.html").read_text(encoding="utf-8")
     assert "<h1>asked</h1>" in page
     assert (tmp_path / "out" / "asked-bars.png").read_bytes()[:8] == PNG_SIGNATURE

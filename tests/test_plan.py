@@ -202,17 +202,17 @@ def test_a_failing_writer_keeps_the_table_and_the_other_reports(tmp_path, explod
 def test_the_python_api_keeps_the_results_of_a_failing_writer(tmp_path, exploding):
     config = with_({"report": {"formats": ["exploding"], "out": str(tmp_path / "run")}})
     with pytest.raises(ReportError) as caught:
-        evalkit.run(config, registry=exploding)
+        evalkit.run(config, registry=exploding, write_reports=True)
     assert caught.value.results.rows and "exploding" in str(caught.value)
 
 
 def test_a_report_replaces_the_old_one_whole(tmp_path):
     out = tmp_path / "run"
     config = with_({"report": {"formats": ["markdown", "csv"], "out": str(out)}})
-    evalkit.run(config)
+    evalkit.run(config, write_reports=True)
     first = (tmp_path / "run.md").read_text()
     (tmp_path / "run.md").write_text("old")
-    evalkit.run(config)
+    evalkit.run(config, write_reports=True)
     assert (tmp_path / "run.md").read_text().split("\n")[0] == first.split("\n")[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv", "run.md"]
 

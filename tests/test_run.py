@@ -23,7 +23,7 @@ def test_quickstart_runs_and_compares_three_tnorms_by_two_averagings(root: Path,
     config = (root / "configs" / "quickstart.yaml").read_text()
     config = config.replace("data/quickstart", str(root / "configs" / "data" / "quickstart"))
     config = config.replace("../results/quickstart", str(tmp_path / "qs"))
-    results = evalkit.run(write(tmp_path / "quickstart.yaml", config))
+    results = evalkit.run(write(tmp_path / "quickstart.yaml", config), write_reports=True)
     fuzzy = [r for r in results.rows if r.representation == "fuzzy"]
     assert {r.system for r in fuzzy} == {"dwsnet", "baseline", "tiny"}
     assert {r.tnorm for r in fuzzy} == {"minimum", "product", "lukasiewicz"}

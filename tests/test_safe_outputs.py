@@ -366,7 +366,7 @@ def test_existing_reports_are_replaced_not_written_through(tmp_path, monkeypatch
     victim.write_text("keep me")
     for suffix in (".html", ".md", ".csv", ".json", "-bars.png"):
         (tmp_path / "results" / f"r{suffix}").symlink_to(victim)
-    written = evalkit.run(config).reports
+    written = evalkit.run(config, write_reports=True).reports
     assert len(written) == 5
     assert victim.read_text() == "keep me"
     for suffix in (".html", ".md", ".csv", ".json", "-bars.png"):
