@@ -97,17 +97,43 @@ def set_values(combination: Combination, summary: Summary, axes: Axes, classes: 
 
 def data_values(
     axes: Axes, reference: Any, prediction: Any, classes: Sequence[str], progress: Progress | None = None,
+    weights: np.ndarray | None = None,
 ) -> Values:
     """Every data metric, in one pass over the data (chunk states merge by ``+``)."""
-    states: list[Any] = [None] * len(axes.data_metrics)
-    for s in chunks(len(reference), progress):
-        ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
-        parts = [m.obj.update(ref, pred) for m in axes.data_metrics]
-        states = [part if state is None else state + part for state, part in zip(states, parts)]
+    states = data_states(axes.data_metrics, reference, prediction, weights, progress)
     values: Values = {}
     for metric, state in zip(axes.data_metrics, states):
         values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes))
     return values
+
+
+def check_weighted(metrics: Sequence[Any]) -> None:
+    """Refuse sample weights for data metrics that cannot take them (not ``weighted``)."""
+    refused = [m.label for m in metrics if not optional(m.obj, "weighted")]
+    if refused:
+        raise DataError(
+            f"metric(s) {', '.join(map(repr, refused))} do not take sample weights; leave out the "
+            "weights or those metrics"
+        )
+
+
+def data_states(
+    metrics: Sequence[Any], reference: Any, prediction: Any, weights: np.ndarray | None = None,
+    progress: Progress | None = None,
+) -> list[Any]:
+    """The state of each data metric over the data, chunk by chunk (chunk states merge by
+    ``+``); ``weights`` (one per sample) go to metrics that take them (``weighted``)."""
+    if weights is not None:
+        check_weighted(metrics)
+    states: list[Any] = [None] * len(metrics)
+    for s in chunks(len(reference), progress):
+        ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
+        parts = [
+            m.obj.update(ref, pred) if weights is None else m.obj.update(ref, pred, weights[s : s + CHUNK_ROWS])
+            for m in metrics
+        ]
+        states = [part if state is None else state + part for state, part in zip(states, parts)]
+    return states
 
 
 def named_values(label: str, who: str, result: Any, classes: Sequence[str]) -> Values:

@@ -24,7 +24,7 @@ from evalkit.arrays import host_array
 from evalkit.axes import Axes, Combination, resolve
 from evalkit.config import Spec, as_list, load_config
 from evalkit.data import LabelMatrix, align
-from evalkit.engine import Values, named_values, set_values, summarize
+from evalkit.engine import Values, check_weighted, data_states, named_values, set_values, summarize
 from evalkit.errors import DataError
 from evalkit.execute import engine_rows
 from evalkit.items import ItemSets
@@ -107,9 +107,8 @@ class Evaluator:
         ref, pred = self._load(reference, "reference", ids), self._load(prediction, "prediction", ids)
         pred = align(ref, pred, self.missing)  # type: ignore[type-var]  # one kind of data, by the axes
         weights = _weights(sample_weight, len(ref))
-        if weights is not None and self.axes.data_metrics:
-            names = ", ".join(repr(m.label) for m in self.axes.data_metrics)
-            raise DataError(f"metric(s) {names} do not take sample weights; leave out sample_weight or those metrics")
+        if weights is not None:
+            check_weighted(self.axes.data_metrics)
         if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix):
             ref = ref.check_memberships()[0]
             pred = pred.check_scores() if self.axes.ranks_only else pred.check_memberships(clip=self.clip)[0]
@@ -188,12 +187,10 @@ class Evaluator:
         summaries = {
             _key(c): summarize(c, ref_rows, pred_rows, self.axes, weights=weights) for c in self.axes.set_combinations()
         }
-        data: dict[str, Any] = {}
         for metric in self.axes.data_metrics:
             self._prepare(metric, classes)
-            for start in range(0, len(ref_rows), CHUNK_ROWS):
-                part = metric.obj.update(ref_rows[start : start + CHUNK_ROWS], pred_rows[start : start + CHUNK_ROWS])
-                data[metric.label] = part if metric.label not in data else data[metric.label] + part
+        states = data_states(self.axes.data_metrics, ref_rows, pred_rows, weights)
+        data = {metric.label: state for metric, state in zip(self.axes.data_metrics, states)}
         n = float(weights.sum()) if weights is not None else len(ref_rows)
         return State(self.spec, tuple(classes), summaries, data, n)
 

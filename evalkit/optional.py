@@ -69,6 +69,11 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "all rank accepts any finite scores, not only memberships in [0, 1]",
         ),
         OptionalMember(
+            "weighted", False, "a data metric's `update` also takes `weights`, one per sample of the "
+            "chunk (float64, >= 0), as a third argument, so samples can be weighted "
+            "(`sample_weight`); without it, weighted evaluations refuse the metric",
+        ),
+        OptionalMember(
             "lower_is_better", False, "a metric improves as it decreases (a divergence, a loss): rank "
             "agreement orients it against the others",
         ),

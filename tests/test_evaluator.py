@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from sklearn.metrics import precision_recall_fscore_support
 
 import evalkit
+import evalkit.plugin
 from evalkit.errors import ConfigError, DataError
+from evalkit.plugins import build_registry, make_plugin_manager
 
 AVERAGINGS = ["micro", "macro", "weighted", "samples", "none", "macro_pr", "samples_pr"]
 METRICS = ["precision", "recall", "f1", {"name": "fbeta", "beta": 2}, "jaccard", "kld"]
@@ -116,14 +118,38 @@ def test_sample_weights_equal_scikit_learn(average):
 def test_batches_with_weights_add_up():
     rng = np.random.default_rng(5)
     ref, pred, weights = rng.random((50, 3)), rng.random((50, 3)), rng.random(50)
-    set_metrics = METRICS[:-1]  # kld does not take weights (yet)
-    whole = evaluator(metrics=set_metrics).update(ref, pred, sample_weight=weights).values()
-    ev = evaluator(metrics=set_metrics)
+    whole = evaluator().update(ref, pred, sample_weight=weights).values()
+    ev = evaluator()
     for s in range(0, 50, 9):
         ev.update(ref[s : s + 9], pred[s : s + 9], sample_weight=weights[s : s + 9])
     assert_values_close(ev.values(), whole)
-    with pytest.raises(DataError, match="metric\\(s\\) 'kld' do not take sample weights"):
-        evaluator().update(ref, pred, sample_weight=weights)
+    # a weight of k is the sample k times: integer weights equal repeated rows, KL divergence included
+    counts = rng.integers(0, 4, 50)
+    repeated = evaluator().update(np.repeat(ref, counts, axis=0), np.repeat(pred, counts, axis=0)).values()
+    assert_values_close(evaluator().update(ref, pred, sample_weight=counts).values(), repeated)
+    with pytest.raises(DataError, match="metric\\(s\\) 'mean_gap' do not take sample weights"):
+        evalkit.Evaluator(metrics=["f1", "mean_gap"], registry=UNWEIGHTED).update(ref, pred, sample_weight=weights)
+
+
+class MeanGap(evalkit.plugin.BaseComponent):
+    """A data metric that does not take weights: the mean |reference - prediction|."""
+
+    name = "mean_gap"
+
+    def update(self, reference, prediction):
+        return np.array([np.abs(reference - prediction).sum(), reference.size])
+
+    def compute(self, state):
+        return state[0] / state[1]
+
+
+class UnweightedPlugin:
+    @evalkit.hookimpl
+    def evalkit_register_metrics(self, register):
+        register(MeanGap)
+
+
+UNWEIGHTED = build_registry(*make_plugin_manager(extra={"unweighted": UnweightedPlugin()}))
 
 
 def frames(seed=6, n=40):
