@@ -574,14 +574,21 @@ def check_metric(metric: Any, *, bounded: bool = True, seed: int = 0) -> None:
     with ``bounded`` (every ratio of a set's overlap, like precision or Jaccard), the value lies
     in [0, 1] whenever 0 <= |G ∩ P| <= min(|G|, |P|), is 1 for a full overlap
     (|G| = |P| = |G ∩ P| > 0) and 0 without overlap. Pass ``bounded=False`` for metrics that
-    report a cardinality itself.
+    report a cardinality itself. A metric with ``lower_is_better`` (a loss) is checked the other
+    way round: 0 for a full overlap, above 0 without overlap. A metric with ``reads_cells`` gets
+    ``cells`` = |G| + |P|, a valid cell count (no side holds more than one unit per cell).
 
     Raises:
         AssertionError: naming the metric, the property and the first offending cardinalities.
     """
     kind = "metric"
+    reads_cells, loss = optional(metric, "reads_cells"), optional(metric, "lower_is_better")
+
+    def ratio(ref: np.ndarray, pred: np.ndarray, inter: np.ndarray) -> Any:
+        return metric.ratio(ref, pred, inter, ref + pred) if reads_cells else metric.ratio(ref, pred, inter)
+
     ref, pred, inter = _valid_cardinalities(np.random.default_rng(seed), (200,))
-    out = metric.ratio(ref, pred, inter)
+    out = ratio(ref, pred, inter)
     if not (isinstance(out, tuple | list) and len(out) == 2):
         _fail(metric, kind, f"ratio() returned {type(out).__name__}, expected (numerator, denominator)")
     num, den = (np.broadcast_to(np.asarray(x, dtype=np.float64), ref.shape) for x in out)
@@ -589,7 +596,7 @@ def check_metric(metric: Any, *, bounded: bool = True, seed: int = 0) -> None:
         _fail(metric, kind, f"negative or NaN denominator or NaN numerator at "
               f"{_first((den < 0) | np.isnan(num) | np.isnan(den), ref=ref, pred=pred, inter=inter)}")
     for k in range(0, ref.size, 37):
-        one = [np.asarray(x, dtype=np.float64) for x in metric.ratio(ref[k : k + 1], pred[k : k + 1], inter[k : k + 1])]
+        one = [np.asarray(x, dtype=np.float64) for x in ratio(ref[k : k + 1], pred[k : k + 1], inter[k : k + 1])]
         if not np.allclose([np.broadcast_to(x, (1,))[0] for x in one], [num[k], den[k]], rtol=1e-12, atol=0):
             _fail(metric, kind, f"one cell gives {one} but the vectorized call {num[k]}, {den[k]} at "
                   f"ref={ref[k]!r}, pred={pred[k]!r}, inter={inter[k]!r}")
@@ -601,12 +608,13 @@ def check_metric(metric: Any, *, bounded: bool = True, seed: int = 0) -> None:
     if bad.any():
         _fail(metric, kind, f"value outside [0, 1] at {_first(bad, ref=ref, pred=pred, inter=inter)}")
     full = np.array([1.0, 2.5, 7.0])
-    got = np.divide(*(np.asarray(x, dtype=np.float64) for x in metric.ratio(full, full, full)))
-    if not np.allclose(got, 1.0, rtol=0, atol=1e-12):
-        _fail(metric, kind, f"a full overlap |G| = |P| = |G ∩ P| = {full.tolist()} gives {got.tolist()}, not 1")
-    got = np.divide(*(np.asarray(x, dtype=np.float64) for x in metric.ratio(full, full, 0 * full)))
-    if not np.allclose(got, 0.0, rtol=0, atol=1e-12):
-        _fail(metric, kind, f"no overlap (|G ∩ P| = 0) gives {got.tolist()}, not 0")
+    best, worst = (0.0, "above 0") if loss else (1.0, "0")
+    got = np.divide(*(np.asarray(x, dtype=np.float64) for x in ratio(full, full, full)))
+    if not np.allclose(got, best, rtol=0, atol=1e-12):
+        _fail(metric, kind, f"a full overlap |G| = |P| = |G ∩ P| = {full.tolist()} gives {got.tolist()}, not {best:g}")
+    got = np.divide(*(np.asarray(x, dtype=np.float64) for x in ratio(full, full, 0 * full)))
+    if not ((got > 1e-12).all() if loss else np.allclose(got, 0.0, rtol=0, atol=1e-12)):
+        _fail(metric, kind, f"no overlap (|G ∩ P| = 0) gives {got.tolist()}, not {worst}")
 
 
 class _Ratio:

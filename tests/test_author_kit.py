@@ -114,7 +114,20 @@ class Unbounded(BaseComponent):
         return inter, np.minimum(ref, pred) ** 2
 
 
+class UnionLoss(BaseComponent):
+    """|G ∪ P| / cells, a Hamming loss without the second |G ∩ P|: a full overlap is not 0."""
+
+    name = "union_loss"
+    reads_cells = True
+    lower_is_better = True
+
+    def ratio(self, ref, pred, inter, cells):
+        return ref + pred - inter, cells
+
+
 def test_check_metric_catches_wrong_values():
+    with pytest.raises(AssertionError, match=r"^metric union_loss: a full overlap .* gives \[0\.5, 0\.5, 0\.5\], not 0"):
+        check_metric(UnionLoss(UnionLoss.Params()))
     with pytest.raises(AssertionError, match=r"^metric half_dice: a full overlap .* gives \[0\.5, 0\.5, 0\.5\], not 1"):
         check_metric(DiceWithoutTwo(DiceWithoutTwo.Params()))
     with pytest.raises(AssertionError, match=r"^metric unbounded: value outside \[0, 1\] at ref=.*inter="):

@@ -1,7 +1,9 @@
-"""Set metrics as ratios of the three cardinalities, and the KL divergence on the raw data.
+"""Set metrics as ratios of the three cardinalities, and data metrics on the raw memberships
+(KL divergence, exact match).
 
 Precision, recall and F as in Harju & Mesaros, "Evaluating classification systems against soft
-labels with fuzzy precision and recall", eq. 1; Jaccard = |G∩P| / (|G| + |P| − |G∩P|).
+labels with fuzzy precision and recall", eq. 1; Jaccard = |G∩P| / (|G| + |P| − |G∩P|); the
+Hamming loss = |G △ P| / cells with the fuzzy symmetric difference |G| + |P| − 2|G∩P|.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from evalkit.plugin import Array, BaseComponent, hookimpl
 
 @hookimpl
 def evalkit_register_metrics(register):
-    for cls in (Precision, Recall, F1, FBeta, Jaccard, KLDivergence, *CARDINALITIES):
+    for cls in (Precision, Recall, F1, FBeta, Jaccard, HammingLoss, KLDivergence, ExactMatch, *CARDINALITIES):
         register(cls)
 
 
@@ -75,6 +77,23 @@ class Jaccard(BaseComponent):
         return inter, np.maximum(ref + pred - inter, 0)
 
 
+class HammingLoss(BaseComponent):
+    """(|G| + |P| − 2|G ∩ P|) / cells: the share of (sample, class) cells where the sets differ.
+
+    |G| + |P| − 2|G ∩ P| is the (fuzzy) symmetric difference; on binary memberships it counts
+    the cells that differ (scikit-learn's ``hamming_loss``), with the minimum T-norm it is
+    Σ |μG − μP|. Lower is better.
+    """
+
+    name = "hamming_loss"
+    reads_cells = True
+    lower_is_better = True
+
+    def ratio(self, ref: Array, pred: Array, inter: Array, cells: Array) -> tuple[Array, Array]:
+        # Clipped at 0: rounding may leave the difference a hair below zero when the sets agree.
+        return np.maximum(ref + pred - 2 * inter, 0), cells
+
+
 def _cardinality(name: str, summary: str, value) -> type:
     """A metric that reports a cardinality itself (as the ratio value / 1)."""
 
@@ -124,6 +143,31 @@ class KLDivergence(BaseComponent[KLDParams]):
         if weights is None:
             return np.array([kl.sum(), y.size], dtype=np.float64)
         return np.array([weights @ kl, weights.sum() * y.shape[1]], dtype=np.float64)
+
+    def compute(self, state: Array) -> float:
+        total, count = state
+        return float(total / count) if count else float("nan")
+
+
+class ExactMatch(BaseComponent):
+    """The share of samples whose memberships all agree (the exact match ratio), fuzzily: the
+    mean over samples of min over classes of 1 − |μG − μP|.
+
+    1 − |μG − μP| is the Łukasiewicz equivalence of the two memberships (1 when equal) and the
+    minimum is the Gödel "for every class", so a sample scores its worst class; on binary
+    memberships this is 1 for a sample that matches exactly, else 0 (scikit-learn's
+    ``accuracy_score`` on multi-label data). It ignores T-norm and averaging.
+    """
+
+    name = "exact_match"
+    weighted = True
+
+    def update(self, reference: Array, prediction: Array, weights: Array | None = None) -> Array:
+        gap = np.abs(np.asarray(reference, dtype=np.float64) - np.asarray(prediction, dtype=np.float64))
+        match = 1 - gap.max(axis=1, initial=0.0)
+        if weights is None:
+            return np.array([match.sum(), len(match)], dtype=np.float64)
+        return np.array([weights @ match, weights.sum()], dtype=np.float64)
 
     def compute(self, state: Array) -> float:
         total, count = state
