@@ -53,6 +53,10 @@ class DataConfig(_Strict):
         description="system name -> its predictions, or {runs: [...]} for several runs of it "
         "(reported as the jackknife mean with its confidence interval across runs)",
     )
+    weights: DataSource | None = Field(
+        None, description="one weight per reference sample (scikit-learn's sample_weight: a weight of k counts "
+        "a sample k times): a CSV of id and weight, or a list; matched to the reference by id",
+    )
     classes: list[str] | None = Field(None, description="evaluate only these classes, in this order")
     clip: bool = Field(False, description="clip predictions outside [0, 1] instead of failing")
     missing: Literal["error", "empty"] = Field(

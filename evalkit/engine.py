@@ -39,9 +39,10 @@ class Scores:
 
 def score_system(
     label: str, reference: Any, prediction: Any, axes: Axes, classes: Sequence[str],
-    progress: Progress | None = None, keep_tables: bool = False,
+    progress: Progress | None = None, keep_tables: bool = False, weights: np.ndarray | None = None,
 ) -> Scores:
-    """Every value for one system: each combination of the axes, then the data metrics."""
+    """Every value for one system: each combination of the axes, then the data metrics; with
+    ``weights`` (one per sample), each sample counts that many times."""
     if progress:
         progress.start(f"evaluating {label}", axes.work(len(reference)))
     if isinstance(reference, ItemSets):
@@ -49,7 +50,7 @@ def score_system(
     scores = Scores({})
     for combination in axes.set_combinations():
         tables: list[CardinalityTable] | None = [] if keep_tables else None
-        summary = summarize(combination, reference, prediction, axes, progress, tables)
+        summary = summarize(combination, reference, prediction, axes, progress, tables, weights)
         if tables is not None:
             scores.tables[combination] = concatenate(tables)
         scores.values.update(set_values(combination, summary, axes, classes))
@@ -58,7 +59,7 @@ def score_system(
             prepare = optional(metric.obj, "prepare")
             if prepare is not None:
                 prepare(classes)
-        scores.values.update(data_values(axes, reference, prediction, classes, progress))
+        scores.values.update(data_values(axes, reference, prediction, classes, progress, weights))
     return scores
 
 
@@ -107,14 +108,13 @@ def data_values(
     return values
 
 
-def check_weighted(metrics: Sequence[Any]) -> None:
-    """Refuse sample weights for data metrics that cannot take them (not ``weighted``)."""
+def unweighted(metrics: Sequence[Any]) -> str | None:
+    """Why sample weights cannot be used with these data metrics (some are not ``weighted``),
+    or None when they can."""
     refused = [m.label for m in metrics if not optional(m.obj, "weighted")]
-    if refused:
-        raise DataError(
-            f"metric(s) {', '.join(map(repr, refused))} do not take sample weights; leave out the "
-            "weights or those metrics"
-        )
+    if not refused:
+        return None
+    return f"metric(s) {', '.join(map(repr, refused))} do not take sample weights; leave out the weights or those metrics"
 
 
 def data_states(
@@ -123,8 +123,9 @@ def data_states(
 ) -> list[Any]:
     """The state of each data metric over the data, chunk by chunk (chunk states merge by
     ``+``); ``weights`` (one per sample) go to metrics that take them (``weighted``)."""
-    if weights is not None:
-        check_weighted(metrics)
+    refused = unweighted(metrics) if weights is not None else None
+    if refused:
+        raise DataError(refused)
     states: list[Any] = [None] * len(metrics)
     for s in chunks(len(reference), progress):
         ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]

@@ -24,7 +24,7 @@ from evalkit.arrays import host_array
 from evalkit.axes import Axes, Combination, resolve
 from evalkit.config import Spec, as_list, load_config
 from evalkit.data import LabelMatrix, align
-from evalkit.engine import Values, check_weighted, data_states, named_values, set_values, summarize
+from evalkit.engine import Values, data_states, named_values, set_values, summarize, unweighted
 from evalkit.errors import DataError
 from evalkit.execute import engine_rows
 from evalkit.items import ItemSets
@@ -107,8 +107,9 @@ class Evaluator:
         ref, pred = self._load(reference, "reference", ids), self._load(prediction, "prediction", ids)
         pred = align(ref, pred, self.missing)  # type: ignore[type-var]  # one kind of data, by the axes
         weights = _weights(sample_weight, len(ref))
-        if weights is not None:
-            check_weighted(self.axes.data_metrics)
+        refused = unweighted(self.axes.data_metrics) if weights is not None else None
+        if refused:
+            raise DataError(refused)
         if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix):
             ref = ref.check_memberships()[0]
             pred = pred.check_scores() if self.axes.ranks_only else pred.check_memberships(clip=self.clip)[0]

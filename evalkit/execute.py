@@ -28,6 +28,7 @@ from evalkit.uncertainty import (
     rank_agreement,
     rows_of,
 )
+from evalkit.weights import aligned_weights
 
 
 @dataclass
@@ -53,8 +54,12 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     if isinstance(reference, LabelMatrix):
         reference, _ = reference.check_memberships()
     systems = {name: [_prediction(plan, reference, source, out) for source in runs] for name, runs in plan.systems.items()}
+    weights = None
+    if plan.weights is not None:
+        weights = aligned_weights(_load(plan, plan.weights, out), reference)
+        out.note(f"samples weighted by {plan.weights.where}: {weights.sum():g} in all for {len(weights)} samples")
     for step in plan.steps:
-        _score_step(plan, step, reference, systems, out, progress)
+        _score_step(plan, step, reference, systems, weights, out, progress)
     statistics = plan.config.statistics
     if statistics and statistics.agreement:
         if len(systems) < 3:
@@ -99,7 +104,8 @@ def engine_rows(data: LabelMatrix | ItemSets) -> Any:
 
 
 def _score_step(
-    plan: Plan, step: Step, reference: Any, systems: dict[str, list[Any]], out: Scored, progress: Progress | None,
+    plan: Plan, step: Step, reference: Any, systems: dict[str, list[Any]], weights: Any, out: Scored,
+    progress: Progress | None,
 ) -> None:
     """Rows (and tests) of every system at one sweep value (or the one run without a sweep)."""
     statistics, sweep = plan.config.statistics, plan.config.sweep
@@ -116,13 +122,18 @@ def _score_step(
             runs = [offset(p, sweep, step.value, plan.where("sweep", "samples")) for p in runs]
         ref = engine_rows(reference)
         if len(runs) > 1:
-            per_run = [score_system(label, ref, engine_rows(p), step.axes, classes, progress).values for p in runs]
+            per_run = [
+                score_system(label, ref, engine_rows(p), step.axes, classes, progress, weights=weights).values
+                for p in runs
+            ]
             level = statistics.level if statistics else 0.95
             rows += rows_of(system, *jackknife_across_runs(per_run, level))
             out.note(f"{system}: the mean of {len(runs)} runs, with its jackknife {level:.0%} interval across runs")
             continue
-        samples[system] = Sample(ref, engine_rows(runs[0]), classes)
-        scores[system] = score_system(label, ref, samples[system].prediction, step.axes, classes, progress, resampling)
+        samples[system] = Sample(ref, engine_rows(runs[0]), classes, weights)
+        scores[system] = score_system(
+            label, ref, samples[system].prediction, step.axes, classes, progress, resampling, weights,
+        )
         bounds: tuple[Any, Any] = (None, None)
         if statistics is not None and statistics.bootstrap is not None:
             if progress:

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from evalkit import budget
 from evalkit.axes import Axes, resolve
 from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, as_list
+from evalkit.engine import unweighted
 from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.registry import Registry
 from evalkit.reporting import report_pattern
@@ -39,7 +40,7 @@ class Source:
     """One data source: its config value, where it is written, and (for a file) its loader."""
 
     value: Any
-    role: str  # "reference" or "prediction"
+    role: str  # "reference", "prediction" or "weights"
     system: str | None
     where: str
     loader: Any = None
@@ -74,6 +75,7 @@ class Plan:
     reference: Source
     systems: dict[str, list[Source]]
     steps: list[Step]
+    weights: Source | None = None
     baseline: str | None = None
     report: ReportPlan | None = None
     needs: list[budget.Need] = field(default_factory=list)
@@ -111,6 +113,11 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         else:
             systems[system] = [plan_source(given, "prediction", system, where("data", "systems", system), base, registry, kind)]
     plan = Plan(loaded, registry, where, axes, kind, reference, systems, _steps(loaded, registry, where, axes, kind))
+    if cfg.data.weights is not None:
+        plan.weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
+        refused = unweighted(axes.data_metrics)
+        if refused:
+            raise ConfigError(f"{where('data', 'weights')}: {refused}")
     statistics = cfg.statistics
     if statistics is not None and statistics.test is not None:
         plan.baseline = _baseline(statistics.test.baseline, systems, where)
@@ -209,6 +216,7 @@ def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Pla
 def _inputs(plan: Plan) -> list[Path]:
     """Every file or folder the run reads, resolved: the config, the data, component files."""
     sources = [plan.reference, *(source for runs in plan.systems.values() for source in runs)]
+    sources += [plan.weights] if plan.weights is not None else []
     paths = [source.full for source in sources if source.full is not None]
     if plan.loaded.document is not None:
         paths.append(Path(plan.loaded.document.file))

@@ -211,11 +211,12 @@ class Summary:
     @classmethod
     def replicates(
         cls, table: CardinalityTable, weights: Array, sample_metrics: Iterable[SetMetric], zero_division: float,
-        who: str = "a representation",
+        who: str = "a representation", sample_weights: Array | None = None,
     ) -> Summary:
         """The summaries of B reweighted copies of the samples, as one batch: in replicate b,
         sample i counts ``weights[b, i]`` times (a bootstrap resample, a jackknife deletion, a
-        permutation's choice of rows). Every field gains a leading replicate axis.
+        permutation's choice of rows), times ``sample_weights[i]`` when the samples are
+        weighted. Every field gains a leading replicate axis.
 
         Every sum is linear in the samples, so all replicates come from one matrix product per
         column. Averagings that declare ``batched = True`` reduce the batch in one call; for the
@@ -228,16 +229,19 @@ class Summary:
         n_replicates = len(weights)
         sums = [np.zeros((n_replicates, c.shape[1])) for c in columns]
         sample_sums = {key: [np.zeros(n_replicates), np.zeros(n_replicates)] for key in per_sample}
+        counts = np.zeros(n_replicates)
         for start in range(0, weights.shape[1], CHUNK_ROWS):
             block = np.asarray(weights[:, start : start + CHUNK_ROWS], dtype=np.float64)
             part = slice(start, start + CHUNK_ROWS)
+            if sample_weights is not None:
+                block = block * sample_weights[part]
+            counts += block.sum(axis=1)
             sums = [total + block @ c[part] for total, c in zip(sums, columns)]
             for key, (values, defined) in per_sample.items():
                 sample_sums[key][0] += block @ values[part]
                 sample_sums[key][1] += block @ defined[part]
         _check_finite(sums, who)
         stacked: dict[str, Array] = {key: np.stack(v, axis=1) for key, v in sample_sums.items()}
-        counts = np.asarray(weights).sum(axis=1)
         ref_sums, pred_sums, inter_sums, *matched_sums = sums
         return cls(ref_sums, pred_sums, inter_sums, counts, stacked, *matched_sums)
 

@@ -35,6 +35,7 @@ class Sample:
     reference: Any
     prediction: Any
     classes: Sequence[str]
+    weights: np.ndarray | None = None  # one per sample: sample i counts weights[i] times
 
     def __len__(self) -> int:
         return len(self.reference)
@@ -69,7 +70,9 @@ def replicate_values(
     batched = all(optional(avg.obj, "batched") for avg in axes.averagings)
     values: Values = {}
     for combination in axes.set_combinations():
-        batch = Summary.replicates(tables[combination], weights, axes.sample_metrics, axes.zero_division)
+        batch = Summary.replicates(
+            tables[combination], weights, axes.sample_metrics, axes.zero_division, sample_weights=sample.weights,
+        )
         if batched:
             values.update(set_values(combination, batch, axes, sample.classes, batch=True))
         else:
@@ -78,7 +81,10 @@ def replicate_values(
         per_replicate = []
         for row_weights in weights:
             rows = np.repeat(np.arange(len(row_weights)), np.round(row_weights).astype(np.int64))
-            per_replicate.append(data_values(axes, take(sample.reference, rows), take(sample.prediction, rows), sample.classes))
+            per_replicate.append(data_values(
+                axes, take(sample.reference, rows), take(sample.prediction, rows), sample.classes,
+                weights=None if sample.weights is None else sample.weights[rows],
+            ))
             if progress:
                 progress.advance(1)
         values.update(stack(per_replicate))
@@ -150,6 +156,7 @@ def paired_tests(
             _stack_rows(samples[baseline].reference, samples[system].reference),
             _stack_rows(samples[baseline].prediction, samples[system].prediction),
             samples[baseline].classes,
+            None if samples[baseline].weights is None else np.concatenate([samples[baseline].weights] * 2),
         )
         as_baseline = replicate_values(axes, tables, np.hstack([1 - masks, masks]), both, progress)
         as_system = replicate_values(axes, tables, np.hstack([masks, 1 - masks]), both, progress)

@@ -199,6 +199,9 @@ QUOTED = [
         for s in ("rows", "named")
         for m, v in (("precision", F(25, 29)), ("recall", F(5, 6)))
     ],
+    # configuration.md: sample weights, summed by hand
+    ("configuration.md", "weighted", {"metric": "precision"}, F(295, 340)),
+    ("configuration.md", "weighted", {"metric": "recall"}, F(295, 350)),
     # plugins.md: the Mayor–Torrens example
     ("plugins.md", "mayor_torrens", {"tnorm": "mayor_torrens(lam=0)", "metric": "f1"}, 0.8810),
     ("plugins.md", "mayor_torrens", {"tnorm": "mayor_torrens(lam=0.5)", "metric": "f1"}, 0.6928),

@@ -139,10 +139,10 @@ class KLDivergence(BaseComponent[KLDParams]):
         eps = self.params.eps
         y = np.clip(reference, eps, 1 - eps, dtype=np.float64)
         p = np.clip(prediction, eps, 1 - eps, dtype=np.float64)
-        kl = (y * np.log(y / p) + (1 - y) * np.log((1 - y) / (1 - p))).sum(axis=1)
+        kl = y * np.log(y / p) + (1 - y) * np.log((1 - y) / (1 - p))
         if weights is None:
-            return np.array([kl.sum(), y.size], dtype=np.float64)
-        return np.array([weights @ kl, weights.sum() * y.shape[1]], dtype=np.float64)
+            return np.array([kl.sum(), kl.size], dtype=np.float64)
+        return np.array([weights @ kl.sum(axis=1), weights.sum() * kl.shape[1]], dtype=np.float64)
 
     def compute(self, state: Array) -> float:
         total, count = state

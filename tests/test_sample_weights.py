@@ -1,0 +1,132 @@
+"""Sample weights in a config (``data: weights:``): matched to the reference by id, equal to the
+Evaluator's ``sample_weight`` and to repeated samples, carried into bootstrap intervals and
+paired tests, and refused with a message that names the file and sample when they are wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalkit
+from evalkit.errors import DataError
+
+QUICKSTART = Path(__file__).resolve().parent.parent / "configs" / "data" / "quickstart"
+REFERENCE, SYSTEM = QUICKSTART / "reference.csv", QUICKSTART / "dwsnet.csv"
+METRICS = ["precision", "recall", "f1", "hamming_loss", "kld", "exact_match"]
+
+
+def config(weights, **extra):
+    data = {"reference": str(REFERENCE), "systems": {"dwsnet": str(SYSTEM)}, "weights": weights}
+    return {
+        "name": "weighted", "data": data, "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"],
+        "averaging": ["micro", "macro", "samples"], "metrics": METRICS, **extra,
+    }
+
+
+def values(results):
+    return {(r.representation, r.tnorm, r.averaging, r.metric): r.value for r in results.rows}
+
+
+@pytest.fixture(scope="module")
+def ids():
+    return pd.read_csv(REFERENCE)["segment"].tolist()
+
+
+def write_weights(path: Path, ids, weights, *, shuffle_seed=None) -> Path:
+    frame = pd.DataFrame({"segment": ids, "weight": weights})
+    if shuffle_seed is not None:
+        frame = frame.sample(frac=1.0, random_state=shuffle_seed)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_a_weights_file_in_any_row_order_equals_the_evaluators_sample_weight(tmp_path, ids):
+    weights = np.random.default_rng(1).random(len(ids)) * 3
+    path = write_weights(tmp_path / "weights.csv", ids, weights, shuffle_seed=4)
+    ran = evalkit.run(config(str(path)))
+    assert any("samples weighted by" in note for note in ran.notes)
+    reference, prediction = pd.read_csv(REFERENCE, index_col=0), pd.read_csv(SYSTEM, index_col=0)
+    for row in ran.rows:
+        ev = evalkit.Evaluator(
+            representation=row.representation or "fuzzy", tnorm=row.tnorm or "minimum", averaging=row.averaging or "micro",
+            metrics=[row.metric],
+        )
+        (expected,) = ev.update(reference, prediction, sample_weight=weights).values().values()
+        assert row.value == pytest.approx(expected, rel=1e-12), row
+
+
+def test_integer_weights_equal_repeated_samples(tmp_path, ids):
+    counts = np.random.default_rng(2).integers(0, 4, len(ids))
+    counts[0] = max(counts[0], 1)
+    weighted = evalkit.run(config(str(write_weights(tmp_path / "w.csv", ids, counts))))
+    reference, prediction = pd.read_csv(REFERENCE), pd.read_csv(SYSTEM)
+    repeated = {
+        name: frame.loc[frame.index.repeat(counts)].assign(segment=lambda f: [f"{s}#{i}" for i, s in enumerate(f.segment)])
+        for name, frame in (("reference", reference), ("dwsnet", prediction))
+    }
+    for name, frame in repeated.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    plain = config(None)
+    plain["data"] = {"reference": str(tmp_path / "reference.csv"), "systems": {"dwsnet": str(tmp_path / "dwsnet.csv")}}
+    expected = values(evalkit.run(plain))
+    for key, value in values(weighted).items():
+        assert value == pytest.approx(expected[key], rel=1e-12, abs=1e-15), key
+
+
+def test_weights_of_one_change_nothing_statistics_included(tmp_path, ids):
+    statistics = {"bootstrap": {"resamples": 200, "seed": 3}, "test": {"resamples": 200, "seed": 3}}
+    extra = {"statistics": statistics, "metrics": ["f1", "kld"], "representation": "fuzzy", "tnorm": "minimum"}
+    ones = write_weights(tmp_path / "ones.csv", ids, np.ones(len(ids)))
+    two_systems = {"dwsnet": str(SYSTEM), "baseline": str(QUICKSTART / "baseline.csv")}
+    weighted, plain = config(str(ones), **extra), config(None, **extra)
+    weighted["data"]["systems"] = plain["data"]["systems"] = two_systems
+    a, b = evalkit.run(weighted), evalkit.run(plain)
+    def numbers(results):
+        return [x for r in results.rows for x in (r.value, r.ci_low, r.ci_high)]
+
+    assert numbers(a) == pytest.approx(numbers(b), rel=1e-12)
+    assert [c.p_value for c in a.comparisons] == [c.p_value for c in b.comparisons]
+
+
+def test_weighted_bootstrap_intervals_hold_the_weighted_value(tmp_path, ids):
+    weights = np.random.default_rng(5).random(len(ids)) * 2
+    path = write_weights(tmp_path / "w.csv", ids, weights)
+    ran = evalkit.run(config(str(path), statistics={"bootstrap": {"resamples": 300}}, metrics=["f1", "exact_match"]))
+    unweighted = {k: v for k, v in values(evalkit.run(config(None, metrics=["f1", "exact_match"]))).items()}
+    for row in ran.rows:
+        assert row.ci_low <= row.value <= row.ci_high, row
+    assert any(values(ran)[k] != pytest.approx(v, rel=1e-9) for k, v in unweighted.items())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("segment,weight\ncafe01_000,1\n", "missing"),
+        ("segment,a,b\n", "sample weights take one value column"),
+        ("segment,weight\n{ids_negative}", "the weight of sample 'cafe01_000' is -1.0; weights must be finite numbers >= 0"),
+        ("segment,weight\n{ids_zero}", "every weight is 0"),
+    ],
+)
+def test_bad_weights_are_an_error_naming_the_file(tmp_path, ids, content, message):
+    content = content.format(
+        ids_negative="".join(f"{s},{-1 if i == 0 else 1}\n" for i, s in enumerate(ids)),
+        ids_zero="".join(f"{s},0\n" for s in ids),
+    )
+    path = tmp_path / "weights.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(DataError, match=message) as caught:
+        evalkit.run(config(str(path)))
+    assert "weights.csv" in str(caught.value)
+
+
+def test_weights_without_ids_beside_a_reference_with_ids_are_refused(tmp_path, ids):
+    with pytest.raises(DataError, match="no sample ids, but .* has them"):
+        evalkit.run(config([1.0] * len(ids)))
+
+
+def test_a_missing_weights_file_is_an_error_at_its_key(tmp_path):
+    with pytest.raises(DataError, match="data.weights: no such data file"):
+        evalkit.run(config(str(tmp_path / "nowhere.csv")))
