@@ -122,16 +122,28 @@ def _progress(quiet: bool) -> Iterator[_Bar | None]:
 
 
 def _print(results: Results, fmt: str) -> None:
-    """The results on stdout: side-by-side tables and notes, or a report format's text (with
-    control characters made visible, as everything evalkit prints)."""
-    from evalkit.pivot import comparison_table, tables, visible
+    """The results on stdout: side-by-side tables, or a report format's text; the notes on
+    stderr, where a reader sees them whatever stdout is piped into (control characters made
+    visible, as everything evalkit prints)."""
+    from rich.console import Console
+
+    from evalkit.pivot import visible
 
     if fmt != "table":
         from evalkit.plugins import default_registry
 
         click.echo(visible(default_registry().create("report_writer", fmt).render(results), lines=True), nl=False)
-        return
+    else:
+        _print_tables(results)
+    for note in results.notes:
+        Console(stderr=True, soft_wrap=True).print(_text(f"note: {note}"))
+
+
+def _print_tables(results: Results) -> None:
+    """The side-by-side tables, each at least as wide as its labels need."""
     from rich.console import Console
+
+    from evalkit.pivot import comparison_table, tables
 
     console = Console()
     for table in [*tables(results), comparison_table(results)]:
@@ -143,8 +155,6 @@ def _print(results: Results, fmt: str) -> None:
         natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
         width = max(console.width, natural)
         Console(width=width, force_terminal=console.is_terminal).print(rendered)
-    for note in results.notes:
-        console.print(_text(f"note: {note}"))
 
 
 def _text(value: str, style: str = "") -> Text:

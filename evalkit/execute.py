@@ -20,6 +20,7 @@ from evalkit.provenance import described_file
 from evalkit.results import Agreement, Comparison, Row
 from evalkit.sources import load_source, source_path
 from evalkit.sweeps import offset
+from evalkit.time_units import time_unit_note
 from evalkit.uncertainty import (
     Sample,
     bootstrap_bounds,
@@ -89,6 +90,9 @@ def _prediction(plan: Plan, reference: Any, source: Source, out: Scored) -> Any:
     if reference.ids is None and (source.full is not None or plan.reference.full is not None):
         out.note(f"{source.system}: rows aligned with the reference by position: neither file has sample ids")
     if not isinstance(prediction, LabelMatrix):
+        unit = time_unit_note(reference, prediction, source.system or "prediction")
+        if unit:
+            out.note(unit)
         return prediction
     if plan.axes.ranks_only:
         return prediction.check_scores()

@@ -16,7 +16,7 @@ from evalkit.plugins import default_registry
 
 #: averagings under which every cell weighs the same: each equals the mean over all cells
 CELL_AVERAGINGS = ["micro", "macro", "samples"]
-METRICS = ["hamming_loss", "exact_match"]
+METRICS = ["hamming_loss", "exact_match_ratio"]
 
 
 def weights_for(draw, n):
@@ -36,9 +36,9 @@ def test_binary_data_give_sklearns_hamming_loss_and_exact_match_ratio(pair, data
         for averaging in CELL_AVERAGINGS:
             got = evalkit.evaluate(ref, pred, tnorm=tnorm, averaging=averaging, metrics=METRICS, sample_weight=weights)
             assert got["hamming_loss"] == pytest.approx(hamming, rel=1e-12, abs=1e-15), (tnorm, averaging)
-            assert got["exact_match"] == pytest.approx(exact, rel=1e-12, abs=1e-15), (tnorm, averaging)
+            assert got["exact_match_ratio"] == pytest.approx(exact, rel=1e-12, abs=1e-15), (tnorm, averaging)
     crisp = evalkit.evaluate(ref, pred, representation="crisp", metrics=METRICS, sample_weight=weights)
-    assert crisp == pytest.approx({"hamming_loss": hamming, "exact_match": exact}, rel=1e-12, abs=1e-15)
+    assert crisp == pytest.approx({"hamming_loss": hamming, "exact_match_ratio": exact}, rel=1e-12, abs=1e-15)
 
 
 @settings(max_examples=40, deadline=None)
@@ -59,12 +59,12 @@ def test_soft_memberships_follow_the_fuzzy_definitions():
     gap = np.abs(ref - pred)
     got = evalkit.evaluate(ref, pred, tnorm="minimum", metrics=METRICS, sample_weight=weights)
     assert got["hamming_loss"] == pytest.approx(weights @ gap.sum(axis=1) / (weights.sum() * 6), rel=1e-12)
-    assert got["exact_match"] == pytest.approx(weights @ (1 - gap.max(axis=1)) / weights.sum(), rel=1e-12)
+    assert got["exact_match_ratio"] == pytest.approx(weights @ (1 - gap.max(axis=1)) / weights.sum(), rel=1e-12)
     # another T-norm gives another intersection, so another symmetric difference: the product's
     # μG μP is at most min(μG, μP), so its loss is at least the minimum's
     product = evalkit.evaluate(ref, pred, tnorm="product", metrics=METRICS)
     assert product["hamming_loss"] > evalkit.evaluate(ref, pred, tnorm="minimum", metrics=METRICS)["hamming_loss"]
-    assert product["exact_match"] == evalkit.evaluate(ref, pred, metrics=METRICS)["exact_match"]
+    assert product["exact_match_ratio"] == evalkit.evaluate(ref, pred, metrics=METRICS)["exact_match_ratio"]
 
 
 def test_a_worked_example():
@@ -73,7 +73,7 @@ def test_a_worked_example():
     ref = np.array([[0.9, 0.5], [1.0, 0.0]])
     pred = np.array([[0.7, 1.0], [1.0, 0.0]])
     got = evalkit.evaluate(ref, pred, metrics=METRICS)
-    assert got == pytest.approx({"hamming_loss": 0.175, "exact_match": 0.75}, rel=1e-12)
+    assert got == pytest.approx({"hamming_loss": 0.175, "exact_match_ratio": 0.75}, rel=1e-12)
 
 
 def test_hamming_is_a_loss():

@@ -15,7 +15,7 @@ from evalkit.errors import DataError
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "configs" / "data" / "quickstart"
 REFERENCE, SYSTEM = QUICKSTART / "reference.csv", QUICKSTART / "dwsnet.csv"
-METRICS = ["precision", "recall", "f1", "hamming_loss", "kld", "exact_match"]
+METRICS = ["precision", "recall", "f1", "hamming_loss", "kld", "exact_match_ratio"]
 
 
 def config(weights, **extra):
@@ -94,8 +94,8 @@ def test_weights_of_one_change_nothing_statistics_included(tmp_path, ids):
 def test_weighted_bootstrap_intervals_hold_the_weighted_value(tmp_path, ids):
     weights = np.random.default_rng(5).random(len(ids)) * 2
     path = write_weights(tmp_path / "w.csv", ids, weights)
-    ran = evalkit.run(config(str(path), statistics={"bootstrap": {"resamples": 300}}, metrics=["f1", "exact_match"]))
-    unweighted = {k: v for k, v in values(evalkit.run(config(None, metrics=["f1", "exact_match"]))).items()}
+    ran = evalkit.run(config(str(path), statistics={"bootstrap": {"resamples": 300}}, metrics=["f1", "exact_match_ratio"]))
+    unweighted = {k: v for k, v in values(evalkit.run(config(None, metrics=["f1", "exact_match_ratio"]))).items()}
     for row in ran.rows:
         assert row.ci_low <= row.value <= row.ci_high, row
     assert any(values(ran)[k] != pytest.approx(v, rel=1e-9) for k, v in unweighted.items())

@@ -159,7 +159,7 @@ class ExactMatch(BaseComponent):
     ``accuracy_score`` on multi-label data). It ignores T-norm and averaging.
     """
 
-    name = "exact_match"
+    name = "exact_match_ratio"
     weighted = True
 
     def update(self, reference: Array, prediction: Array, weights: Array | None = None) -> Array:
