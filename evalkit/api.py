@@ -69,9 +69,12 @@ def evaluate(
     return {k: np.array(v) if isinstance(v, list) else v for k, v in out.items()}
 
 
-def plan(config: str | Path | dict[str, Any] | RunConfig, registry: Registry | None = None) -> Plan:
-    """Check a config without reading a data value (what ``evalkit validate`` does)."""
-    return build_plan(load_config(config), registry or default_registry())
+def plan(
+    config: str | Path | dict[str, Any] | RunConfig, registry: Registry | None = None, writes: bool = True,
+) -> Plan:
+    """Check a config without reading a data value (what ``evalkit validate`` does); without
+    ``writes``, for a run that writes no report, its folder is not made."""
+    return build_plan(load_config(config), registry or default_registry(), writes=writes)
 
 
 def results_of(plan: Plan, progress: Progress | None = None) -> Results:
@@ -116,7 +119,7 @@ def run(
     :class:`~evalkit.errors.ReportError` after the others have written; its ``results``
     attribute holds the results, which are never lost.
     """
-    checked = plan(config, registry)
+    checked = plan(config, registry, writes=write_reports)
     results = results_of(checked, progress)
     if write_reports:
         failures = write_plan_reports(checked, results, progress)

@@ -89,7 +89,7 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool) -> None:
     from evalkit import api
 
     _warn_failed_plugins()
-    plan = api.plan(config)
+    plan = api.plan(config, writes=not no_report)
     with _progress(quiet) as bar:
         results = api.results_of(plan, progress=bar)
     _print(results, fmt)

@@ -85,8 +85,9 @@ class Plan:
         return self.loaded.config
 
 
-def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = None) -> Plan:
-    """Resolve and check everything of a config that does not need the data values."""
+def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = None, writes: bool = True) -> Plan:
+    """Resolve and check everything of a config that does not need the data values. Without
+    ``writes`` (a run that writes no report), the report folder is checked but not made."""
     where = where or loaded.where
     cfg, base = loaded.config, loaded.base
 
@@ -126,7 +127,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         plan.needs = _needs(plan, resampled)
         _check_memory(plan.needs, where)
     if cfg.report is not None:
-        plan.report = _report(cfg.report, base, registry, where, plan)
+        plan.report = _report(cfg.report, base, registry, where, plan, writes)
     return plan
 
 
@@ -173,9 +174,10 @@ def _baseline(named: str | None, systems: dict[str, list[Source]], where: Where)
     return baseline
 
 
-def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Plan) -> ReportPlan:
+def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Plan, writes: bool) -> ReportPlan:
     """The writers of every format, and an ``out:`` whose folder exists and can be written
-    (checked by creating it and a probe file) and whose files replace no input. ``out`` is the
+    (checked by creating it and a probe file, when the run ``writes``) and whose files replace
+    no input. ``out`` is the
     report path without suffix, ``~`` is the home folder; a folder (``""``, ``.``, ``/``, ``~``,
     ``results/``, an existing folder) gets the reports named after the run."""
     writers = {
@@ -192,9 +194,10 @@ def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Pla
             out = out / (re.sub(r"[/\\\x00-\x1f]", "_", plan.loaded.config.name).strip(". ") or "report")
         out = out.resolve()
         folder = out.parent
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=".evalkit-probe-"):
-            pass
+        if writes:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=out.parent, prefix=".evalkit-probe-"):
+                pass
     except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL; RuntimeError: an unknown ~user
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 
 from evalkit.plugin import (
@@ -54,7 +53,7 @@ class JsonWriter(BaseComponent):
     suffix = ".json"
 
     def render(self, results: Results) -> str:
-        return json.dumps(results.as_dict(), indent=2) + "\n"
+        return results.to_json()  # one document, which Results.from_json reads back
 
 
 #: How a cell starts that a spreadsheet would take for a formula (OWASP, "CSV Injection").
