@@ -6,9 +6,12 @@ import os
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd  # type: ignore[import-untyped]
 
 from evalkit.config import RunConfig, Spec, load_config
 from evalkit.errors import ConfigError, ReportError
@@ -42,8 +45,10 @@ def evaluate(
     missing: str = "error",
     sample_weight: Any | None = None,
     registry: Registry | None = None,
-) -> dict[str, float | np.ndarray]:
-    """One computation: metric label -> value (a per-class array for ``averaging="none"``).
+) -> dict[str, float | pd.Series]:
+    """One computation: metric label -> value; per-class values (``averaging="none"``) and
+    per-level values (OmAP's) are a pandas Series named by class or level, which works as an
+    array (``np.asarray``, arithmetic) and says which value is whose.
 
     ``reference`` and ``prediction`` are what the representation reads: for memberships, (samples
     x classes) array-likes (a 1-D array is one class) or :class:`~evalkit.data.LabelMatrix`; for
@@ -65,8 +70,21 @@ def evaluate(
         if measure.single:
             out[measure.metric] = value
         else:
-            out.setdefault(measure.metric, []).append(value)
-    return {k: np.array(v) if isinstance(v, list) else v for k, v in out.items()}
+            label = measure.class_ if measure.class_ is not None else measure.level
+            out.setdefault(measure.metric, {})[label] = value
+    return {k: _series(k, v) if isinstance(v, dict) else v for k, v in out.items()}
+
+
+def _series(metric: str, values: dict[Any, float]) -> pd.Series:
+    """Per-class (or per-level) values as a Series named by class (or level)."""
+    import pandas as pd  # imported when asked for: `import evalkit` stays light
+
+    return pd.Series(values, name=metric, dtype=np.float64).rename_axis("class" if _named(values) else "level")
+
+
+def _named(values: dict[Any, float]) -> bool:
+    """Whether per-part values are keyed by class name (not by level number)."""
+    return all(isinstance(key, str) for key in values)
 
 
 def plan(

@@ -266,3 +266,14 @@ def test_small_batches_gathered_into_chunks_keep_every_row():
         ref, scores, sample_weight=np.concatenate([np.ones(1000), weights[1000:]])
     )
     assert_values_close(mixed.values(), expected.values())
+
+
+def test_evaluate_names_per_class_values():
+    ref, pred = frames()
+    per_class = evalkit.evaluate(ref, pred, averaging="none", metrics=["f1"])["f1"]
+    assert list(per_class.index) == list(ref.columns) and per_class.index.name == "class"
+    for name in ref.columns:  # each value is that class's, whatever the order of the columns
+        one = evalkit.evaluate(ref[[name]], pred[[name]], metrics=["f1"])["f1"]
+        assert per_class[name] == pytest.approx(one, rel=1e-12)
+    reordered = evalkit.evaluate(ref, pred[pred.columns[::-1]], averaging="none", metrics=["f1"])["f1"]
+    pd.testing.assert_series_equal(reordered, per_class)

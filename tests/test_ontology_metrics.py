@@ -105,6 +105,7 @@ def test_classes_without_positives_count_as_zero_or_are_skipped():
     assert skip["omap"] == pytest.approx(zero["omap"] * 20 / 18, abs=1e-12)
     per_class = evalkit.evaluate(y, s, metrics=[{"name": "map", "no_positive": "skip", "per_class": True}],
                                  classes=classes)["map_per_class"]
+    per_class = per_class.to_numpy()
     assert np.isnan(per_class[[5, 9]]).all() and not np.isnan(np.delete(per_class, [5, 9])).any()
 
 

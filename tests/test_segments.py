@@ -71,10 +71,10 @@ def test_lengths_equal_a_fine_frame_computation(ref, pred):
     )
     ref_frames = [frames(items, resolution, 13) for items in ref]
     pred_frames = [frames(items, resolution, 13) for items in pred]
-    assert out["card_ref"][0] == pytest.approx(sum(f.sum() for f in ref_frames) * resolution, abs=1e-6)
-    assert out["card_pred"][0] == pytest.approx(sum(f.sum() for f in pred_frames) * resolution, abs=1e-6)
+    assert out["card_ref"].iloc[0] == pytest.approx(sum(f.sum() for f in ref_frames) * resolution, abs=1e-6)
+    assert out["card_pred"].iloc[0] == pytest.approx(sum(f.sum() for f in pred_frames) * resolution, abs=1e-6)
     shared = sum((r & p).sum() for r, p in zip(ref_frames, pred_frames)) * resolution
-    assert out["card_inter"][0] == pytest.approx(shared, abs=1e-6)
+    assert out["card_inter"].iloc[0] == pytest.approx(shared, abs=1e-6)
 
 
 def test_segment_overlap_similarity():

@@ -118,7 +118,7 @@ def test_batched_documents_equal_one_by_one():
     )
     alone = [soft([g], [p])["card_inter"] for g, p in zip(docs_g, docs_p)]
     # averaging none over one class sums the documents' intersections.
-    assert together["card_inter"][0] == pytest.approx(sum(alone), rel=1e-12)
+    assert together["card_inter"].iloc[0] == pytest.approx(sum(alone), rel=1e-12)
 
 
 def test_matrix_only_similarity_gives_the_same_values(monkeypatch):
