@@ -168,7 +168,7 @@ class RunConfig(_Strict):
     )
     metrics: list[Spec] = Field(
         ["precision", "recall", "f1"], min_length=1,
-        description="set metrics (ratios of cardinalities) and data metrics (kld, map, omap)",
+        description="set metrics (ratios of cardinalities) and data metrics (kld, exact_match_ratio, map, omap)",
     )
     zero_division: float | Literal["nan"] = Field(
         0.0, description="value of an undefined ratio (0/0): 0, 1 or nan, as in scikit-learn"
@@ -178,6 +178,16 @@ class RunConfig(_Strict):
     )
     sweep: SweepConfig | None = Field(None, description="run the config once per value of one varied quantity")
     report: ReportConfig | None = Field(None, description="report files to write; none by default")
+
+    @field_validator("zero_division", mode="before")
+    @classmethod
+    def _warn(cls, value: Any) -> Any:
+        if value == "warn":
+            raise ValueError(
+                "'warn' is scikit-learn's setting (0 with a warning); the functions of evalkit.metrics "
+                "take it. Here, give the value of 0/0: 0, 1 or nan"
+            )
+        return value
 
     @field_validator("zero_division")
     @classmethod

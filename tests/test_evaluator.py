@@ -277,3 +277,8 @@ def test_evaluate_names_per_class_values():
         assert per_class[name] == pytest.approx(one, rel=1e-12)
     reordered = evalkit.evaluate(ref, pred[pred.columns[::-1]], averaging="none", metrics=["f1"])["f1"]
     pd.testing.assert_series_equal(reordered, per_class)
+
+
+def test_zero_division_warn_points_to_the_sklearn_shaped_functions():
+    with pytest.raises(ConfigError, match="'warn' is scikit-learn's setting .* evalkit.metrics take it"):
+        evalkit.Evaluator(zero_division="warn")
