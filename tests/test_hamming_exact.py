@@ -80,3 +80,15 @@ def test_hamming_is_a_loss():
     ref = np.array([[1.0, 0.0], [0.3, 0.6]])
     assert evalkit.evaluate(ref, ref, metrics=["f1", "hamming_loss"]) == {"f1": 1.0, "hamming_loss": 0.0}
     assert default_registry().entry("metric", "hamming_loss").cls.lower_is_better
+
+
+@pytest.mark.parametrize("metric", ["hamming_loss", "card_ref", "card_inter"])
+def test_the_pr_averagings_average_a_metric_that_is_no_function_of_p_and_r_itself(metric):
+    """macro_pr and samples_pr take a metric of the averaged P and R; a rate per cell or a
+    cardinality has none, so it is averaged itself, as under macro and samples."""
+    rng = np.random.default_rng(12)
+    ref, pred = rng.random((30, 4)), rng.random((30, 4))
+    for pr, plain in (("macro_pr", "macro"), ("samples_pr", "samples")):
+        got = evalkit.evaluate(ref, pred, averaging=pr, metrics=[metric, "f1"])
+        expected = evalkit.evaluate(ref, pred, averaging=plain, metrics=[metric])
+        assert got[metric] == expected[metric], pr

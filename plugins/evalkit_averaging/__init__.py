@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from evalkit.plugin import Array, BaseComponent, NoParams, SetMetric, Summary, hookimpl, metric_of_pr
+from evalkit.plugin import Array, BaseComponent, NoParams, SetMetric, Summary, hookimpl, metric_of_pr, optional
 
 
 @hookimpl
@@ -128,24 +128,37 @@ PRECISION = _Precision(NoParams())
 RECALL = _Recall(NoParams())
 
 
+def of_pr(metric: SetMetric) -> bool:
+    """Whether ``metric`` is a function of precision and recall alone. A rate per cell (the
+    Hamming loss) or a cardinality is not: the *_pr averagings average it as macro and samples
+    do, since there is no P and R to take it of."""
+    return not (optional(metric, "reads_cells") or optional(metric, "reads_cardinalities"))
+
+
 class MacroPR(_ClassAveraging):
-    """The metric of macro-averaged P and R (F = harmonic mean of macro-P and macro-R)."""
+    """The metric of macro-averaged P and R (F = harmonic mean of macro-P and macro-R); a metric
+    that is no function of P and R (the Hamming loss, a cardinality) is macro-averaged itself."""
 
     name = "macro_pr"
 
     def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+        if not of_pr(metric):
+            return nan_average(per_class(summary, metric, zero_division))
         p, r = (nan_average(per_class(summary, m, zero_division)) for m in (PRECISION, RECALL))
         return metric_of_pr(p, r, metric, zero_division)
 
 
 class SamplesPR(_ClassAveraging):
-    """The metric of samples-averaged P and R (F = harmonic mean of samples-P and samples-R)."""
+    """The metric of samples-averaged P and R (F = harmonic mean of samples-P and samples-R); a
+    metric that is no function of P and R is samples-averaged itself."""
 
     name = "samples_pr"
 
     def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
-        return (PRECISION, RECALL)
+        return (PRECISION, RECALL, *(m for m in metrics if not of_pr(m)))
 
     def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+        if not of_pr(metric):
+            return sample_mean(summary, metric)
         p, r = (sample_mean(summary, m) for m in (PRECISION, RECALL))
         return metric_of_pr(p, r, metric, zero_division)
