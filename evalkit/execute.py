@@ -58,7 +58,8 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     weights = None
     if plan.weights is not None:
         weights = aligned_weights(_load(plan, plan.weights, out), reference)
-        out.note(f"samples weighted by {plan.weights.where}: {weights.sum():g} in all for {len(weights)} samples")
+        given = source_path(plan.weights.value, plan.weights.where)[0] or "data.weights"
+        out.note(f"samples weighted by {given}: {weights.sum():g} in all for {len(weights)} samples")
     for step in plan.steps:
         _score_step(plan, step, reference, systems, weights, out, progress)
     statistics = plan.config.statistics
