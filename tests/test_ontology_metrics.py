@@ -221,3 +221,22 @@ def test_a_missing_ontology_file_is_reported_by_validate(tmp_path: Path):
     done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(config)], capture_output=True, text=True)
     assert done.returncode == 1
     assert "no_such_ontology.json" in done.stderr and "does not exist" in done.stderr
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_integer_clip_weights_equal_repeated_clips(seed):
+    """A weight of k counts a clip k times, for mAP and OmAP (weight 0 leaves it out)."""
+    y, s, classes = tagging(seed, n_clips=120, n_classes=25)
+    counts = np.random.default_rng(seed).integers(0, 4, len(y))
+    metrics = [{"name": "map", "per_class": True}, {**OMAP, "per_class": True, "unlabeled": "skip"}]
+    weighted = evalkit.evaluate(y, s, metrics=metrics, classes=classes, sample_weight=counts)
+    repeated = evalkit.evaluate(np.repeat(y, counts, axis=0), np.repeat(s, counts, axis=0), metrics=metrics, classes=classes)
+    for key, value in repeated.items():
+        np.testing.assert_allclose(np.asarray(weighted[key]), np.asarray(value), rtol=1e-12, atol=1e-15, err_msg=key)
+
+
+def test_weighted_map_equals_sklearn():
+    y, s, classes = tagging(10)
+    weights = np.random.default_rng(10).random(len(y)) * 2
+    got = evalkit.evaluate(y, s, metrics=["map"], classes=classes, sample_weight=weights)["map"]
+    assert got == pytest.approx(average_precision_score(y, s, average="macro", sample_weight=weights), rel=1e-12)

@@ -2,7 +2,7 @@
 
 Both rank each class's clips by score, so they need all the data at once (their chunk states
 are lists, concatenated by ``+``) and accept any finite scores, not only memberships in [0, 1]
-(``ranks = True``): logits rank like probabilities. The numbers come from
+(``ranks = True``): logits rank like probabilities. Clips may be weighted (``weighted``). The numbers come from
 :mod:`evalkit_ontology.omap`, where the conventions are documented.
 """
 
@@ -32,28 +32,36 @@ PER_CLASS = Field(False, description="Also report the value of every class.")
 P = TypeVar("P", bound=BaseModel)
 
 
+#: A chunk as a ranking metric keeps it: targets, scores, and the clips' weights (None: 1 each).
+Chunk = tuple[Array, Array, Array | None]
+
+
 class _RankingMetric(BaseComponent[P]):
     """Collects the chunks of a system and scores them at once, with the class names known."""
 
     name: ClassVar[str]
     ranks = True
+    weighted = True
     classes: tuple[str, ...] = ()
 
     def prepare(self, classes: Sequence[str]) -> None:
         self.classes = tuple(classes)
 
-    def update(self, reference: Array, prediction: Array) -> list[tuple[Array, Array]]:
-        return [(reference, prediction)]
+    def update(self, reference: Array, prediction: Array, weights: Array | None = None) -> list[Chunk]:
+        return [(reference, prediction, weights)]
 
-    def compute(self, state: list[tuple[Array, Array]]) -> dict[str, Any]:
-        targets = np.concatenate([ref for ref, _ in state])
-        scores = np.concatenate([pred for _, pred in state])
+    def compute(self, state: list[Chunk]) -> dict[str, Any]:
+        targets = np.concatenate([ref for ref, _, _ in state])
+        scores = np.concatenate([pred for _, pred, _ in state])
+        weights = None
+        if any(w is not None for _, _, w in state):  # chunks given without weights weigh 1
+            weights = np.concatenate([np.ones(len(ref)) if w is None else w for ref, _, w in state])
         try:
-            return self.score(targets, scores)
+            return self.score(targets, scores, weights)
         except ValueError as exc:  # bad data, stated by the numeric module: say which metric
             raise DataError(f"metric {self.name!r}: {exc}") from None
 
-    def score(self, targets: Array, scores: Array) -> dict[str, Any]:
+    def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -74,8 +82,8 @@ class MeanAveragePrecision(_RankingMetric[MAPParams]):
     name = "map"
     Params = MAPParams
 
-    def score(self, targets: Array, scores: Array) -> dict[str, Any]:
-        ap = average_precision(targets, scores, classes=self.classes or None)
+    def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
+        ap = average_precision(targets, scores, classes=self.classes or None, weights=weights)
         if self.params.no_positive == "skip":
             ap[~targets.any(axis=0)] = np.nan
         out: dict[str, Any] = {"map": float(np.nanmean(ap)) if not np.isnan(ap).all() else np.nan}
@@ -122,12 +130,12 @@ class OntologyMAP(_RankingMetric[OMAPParams]):
         super().prepare(classes)
         self.distances = self.ontology.distances(self.classes, where=f"metric {self.name!r}, data classes")
 
-    def score(self, targets: Array, scores: Array) -> dict[str, Any]:
+    def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
         assert self.distances is not None, "prepare() sets the distances before any chunk is scored"
         p = self.params
         result = omap(
             targets, scores, self.distances, no_positive=p.no_positive, unlabeled=p.unlabeled,
-            disconnected=p.disconnected, classes=self.classes or None,
+            disconnected=p.disconnected, classes=self.classes or None, weights=weights,
         )
         out = {
             "omap": result["omap"],

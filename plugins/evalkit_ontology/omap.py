@@ -144,6 +144,18 @@ def _check_scores(scores: object, shape: tuple[int, int], classes: Sequence[str]
     return s
 
 
+def _check_weights(weights: object, n_clips: int) -> np.ndarray | None:
+    """Clip weights as float64, one per clip, finite and >= 0 (None: every clip counts once)."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    if w.shape != (n_clips,):
+        raise ValueError(f"{w.size} weights for {n_clips} clips")
+    if not (np.isfinite(w) & (w >= 0)).all():
+        raise ValueError("clip weights must be finite and >= 0")
+    return w
+
+
 def _check_distances(
     distances: object, n_classes: int, disconnected: Literal["error", "max_plus_one"],
     classes: Sequence[str] | None = None,
@@ -234,14 +246,16 @@ class _Ranking:
         q_flat: (K,) flat index c·N + position of each query's group end in the (C, N) layout,
             ascending (by class, then position).
         q_class, q_pos: (K,) class and sorted position of each query's group end.
-        q_tp: (K,) positives at or above the query's threshold (TP, unweighted).
-        q_delta: (K,) positives in the query's tie group.
-        n_pos: (C,) positives per class.
+        q_tp: (K,) positives at or above the query's threshold (TP; their weight, when the
+            clips are weighted).
+        q_delta: (K,) positives in the query's tie group (their weight).
+        n_pos: (C,) positives per class (their weight).
+        admitted: (K,) clips at or above the query's threshold (their weight).
         class_start: (C + 1,) query offsets per class (queries of class c are
             class_start[c]:class_start[c + 1]).
     """
 
-    def __init__(self, y: np.ndarray, s: np.ndarray) -> None:
+    def __init__(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None = None) -> None:
         n, c = s.shape
         st = np.ascontiguousarray(s.T)
         # One sort per class, shared by plain AP and every OmAP level. The order within a tie
@@ -265,14 +279,22 @@ class _Ranking:
         id_dtype = np.int32 if change.size < 2**31 else np.int64
         group_of_pos = np.cumsum(change.ravel(), dtype=id_dtype)[pos_flat] - 1 if pos_flat.size else pos_flat
         del change
-        ends, counts = np.unique(group_end[group_of_pos], return_counts=True)
+        ends, inverse, counts = np.unique(group_end[group_of_pos], return_inverse=True, return_counts=True)
 
         self.n_clips, self.n_classes = n, c
         self.q_flat = ends
         self.q_class = ends // n
         self.q_pos = ends % n
+        self.admitted: np.ndarray = self.q_pos + 1
+        if w is not None:  # sums of clip weights where there were counts
+            w_sorted = w[self.order]
+            counts = np.bincount(inverse, weights=w_sorted.ravel()[pos_flat], minlength=ends.size)
+            self.admitted = np.cumsum(w_sorted, axis=1).ravel()[ends]
+            del w_sorted
         self.q_delta = counts
-        self.n_pos = np.bincount(self.q_class, weights=counts, minlength=c).astype(np.int64)
+        self.n_pos = np.bincount(self.q_class, weights=counts, minlength=c)
+        if w is None:
+            self.n_pos = self.n_pos.astype(np.int64)
         self.class_start = np.r_[0, np.cumsum(np.bincount(self.q_class, minlength=c))]
         # TP at each query = cumulative positives within the class.
         cum = np.cumsum(counts)
@@ -297,17 +319,20 @@ def _ap_from_fp(rank: _Ranking, fp: np.ndarray) -> np.ndarray:
     """
     tp = rank.q_tp.astype(np.float64)
     delta = rank.q_delta.astype(np.float64)
-    n_pos = np.maximum(rank.n_pos, 1).astype(np.float64)  # no positive: the sum is 0 anyway
+    n_pos = np.where(rank.n_pos > 0, rank.n_pos, 1).astype(np.float64)  # no positive: the sum is 0 anyway
     if fp.ndim == 2:
         tp, delta, n_pos = tp[:, None], delta[:, None], n_pos[:, None]
-    return rank.per_class_sum(delta * (tp / (tp + fp))) / n_pos  # TP >= 1 at a query: no 0/0
+    # TP >= 1 at a query of counts; with weights a query's positives may weigh 0 (so may delta)
+    precision = np.divide(tp, tp + fp, out=np.zeros(np.broadcast(tp, fp).shape), where=tp + fp > 0)
+    return rank.per_class_sum(delta * precision) / n_pos
 
 
 # ------------------------------------------------------------------------------- public API
 
 
 def average_precision(
-    targets: np.ndarray, scores: np.ndarray, *, classes: Sequence[str] | None = None
+    targets: np.ndarray, scores: np.ndarray, *, classes: Sequence[str] | None = None,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per-class average precision, equal to scikit-learn's ``average_precision_score``.
 
@@ -319,6 +344,8 @@ def average_precision(
         targets: (N, C) binary (bool or 0/1) relevance of each clip to each class.
         scores: (N, C) finite scores; higher means more likely.
         classes: The names of the C columns, for error messages only.
+        weights: (N,) clip weights >= 0 (scikit-learn's ``sample_weight``): TP and FP are sums
+            of weights, so a weight of k counts a clip k times.
 
     Returns:
         (C,) float64 AP per class. A class with no positive clip gets 0, as scikit-learn >= 1.2
@@ -330,8 +357,8 @@ def average_precision(
     """
     y = _check_targets(targets, classes)
     s = _check_scores(scores, y.shape, classes)
-    rank = _Ranking(y, s)
-    fp = (rank.q_pos + 1 - rank.q_tp).astype(np.float64)  # negatives in the admitted prefix
+    rank = _Ranking(y, s, _check_weights(weights, y.shape[0]))
+    fp = (rank.admitted - rank.q_tp).astype(np.float64)  # negatives in the admitted prefix
     return _ap_from_fp(rank, fp)
 
 
@@ -344,6 +371,7 @@ def omap(
     unlabeled: Literal["error", "skip"] = "error",
     disconnected: Literal["error", "max_plus_one"] = "error",
     classes: Sequence[str] | None = None,
+    weights: np.ndarray | None = None,
 ) -> OMAPResult:
     """Ontology-aware mean average precision (Liu et al. 2023), as the authors' code computes it.
 
@@ -371,6 +399,8 @@ def omap(
             by (largest finite distance) + 1 and applies the conventions to that matrix (one
             more level than the finite maximum gives).
         classes: The names of the C columns, for error messages only.
+        weights: (N,) clip weights >= 0: TP and the weighted FP are sums over clips of their
+            weight times what they count, so a weight of k counts a clip k times.
 
     Returns:
         A dict with ``"omap"`` (float, mean over levels), ``"omap_lambda0"`` (float, level 0),
@@ -389,6 +419,7 @@ def omap(
     y = _check_targets(targets, classes)
     s = _check_scores(scores, y.shape, classes)
     n_clips, n_classes = y.shape
+    w = _check_weights(weights, n_clips)
     d = _check_distances(distances, n_classes, disconnected, classes)
 
     has_label = y.any(axis=1)
@@ -402,6 +433,7 @@ def omap(
                 f"remove them or pass unlabeled='skip' to drop them from every class"
             )
         y, s = y[has_label], s[has_label]
+        w = None if w is None else w[has_label]
         n_clips = y.shape[0]
     if n_clips == 0:
         raise ValueError("no clip to evaluate (none given, or none with a label)")
@@ -424,7 +456,7 @@ def omap(
     mu = (cell_counts @ kept) / pairs if pairs else np.zeros(levels.size)
     scale = np.where(mu > MU_EPS, mu, 1.0)  # W = M / μ, or M itself when μ ≈ 0
 
-    rank = _Ranking(y, s)
+    rank = _Ranking(y, s, w)
     rows, cols, _ = _label_incidence(y)
     # d_min[n, c] = min over clip n's labels of D[k, c], as a distance index; in each class's
     # sorted order. Positives get index 0 (D[c, c] = 0), hence weight 0 at every level.
@@ -447,8 +479,10 @@ def omap(
     segment[beyond] = k
     segment *= n_values
     segment += d_sorted
-    hist = np.bincount(segment.ravel(), minlength=(k + 1) * n_values).reshape(k + 1, n_values)[:k]
-    del segment, d_sorted, beyond
+    clip_weights = None if w is None else w[rank.order].ravel()  # each element's clip's weight
+    hist = np.bincount(segment.ravel(), weights=clip_weights, minlength=(k + 1) * n_values)
+    hist = hist.reshape(k + 1, n_values)[:k]
+    del segment, d_sorted, beyond, clip_weights
 
     # Negatives at each distinct distance at or above each query's threshold: exact integer
     # cumulative counts within each class; then the FP numerator at every level in one product.
