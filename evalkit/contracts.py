@@ -43,6 +43,8 @@ class Guarded:
         object.__setattr__(self, "_who", who)
 
     def __getattr__(self, name: str) -> Any:  # only for names not defined on the wrapper
+        if name in ("_target", "_who"):  # not set yet: a copy (copy.deepcopy) being rebuilt
+            raise AttributeError(name)
         value = getattr(self._target, name)
         if name.startswith("_") or not callable(value) or isinstance(value, type):
             return value

@@ -282,3 +282,14 @@ def test_evaluate_names_per_class_values():
 def test_zero_division_warn_points_to_the_sklearn_shaped_functions():
     with pytest.raises(ConfigError, match="'warn' is scikit-learn's setting .* evalkit.metrics take it"):
         evalkit.Evaluator(zero_division="warn")
+
+
+def test_an_evaluator_deep_copies_into_an_independent_one():
+    import copy
+
+    ref, pred = frames()
+    ev = evalkit.Evaluator(metrics=["f1", "kld"]).update(ref[:20], pred[:20])
+    twin = copy.deepcopy(ev)
+    twin.update(ref[20:], pred[20:])
+    assert ev.values() == evalkit.Evaluator(metrics=["f1", "kld"]).update(ref[:20], pred[:20]).values()
+    assert_values_close(twin.values(), evalkit.Evaluator(metrics=["f1", "kld"]).update(ref, pred).values())

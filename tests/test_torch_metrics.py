@@ -1,0 +1,140 @@
+"""evalkit's torchmetrics classes: the values of the Evaluator on the same data, whatever the
+batches, merged states or processes (a real two-process gloo group on loopback)."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import numpy as np
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import evalkit
+from evalkit.torch_metrics import EvalkitMetric, FuzzyF1Score, FuzzyFBetaScore, FuzzyHammingLoss, FuzzyPrecision
+
+AVERAGINGS = ["micro", "macro", "weighted", "samples", "none", "macro_pr", "samples_pr"]
+METRICS = ["precision", "recall", "f1", {"name": "fbeta", "beta": 2.0}, "jaccard", "hamming_loss", "kld", "exact_match_ratio"]
+
+
+def data(seed: int, n: int = 120, classes: int = 5):
+    rng = np.random.default_rng(seed)
+    ref = rng.random((n, classes))
+    ref[rng.random((n, classes)) < 0.3] = 0.0  # exact zeros: empty classes and samples happen
+    return ref, rng.random((n, classes))
+
+
+def expected(ref, pred, **settings):
+    """{metric: value or per-class array} of one Evaluator call."""
+    out = {}
+    for measure, value in evalkit.Evaluator(**settings).update(ref, pred).values().items():
+        out.setdefault(measure.metric, []).append(value)
+    return {k: np.array(v[0] if len(v) == 1 else v) for k, v in out.items()}
+
+
+def assert_close(got, want):
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        np.testing.assert_allclose(got[key].numpy(), value, rtol=1e-12, atol=1e-15, err_msg=key)
+
+
+@pytest.mark.parametrize("averaging", AVERAGINGS)
+@pytest.mark.parametrize("tnorm", ["minimum", "product", "lukasiewicz"])
+def test_random_batches_give_the_evaluators_values(averaging, tnorm):
+    ref, pred = data(hash((averaging, tnorm)) % 2**16)
+    metric = EvalkitMetric(classes=5, tnorm=tnorm, averaging=averaging, metrics=METRICS)
+    cuts = np.sort(np.random.default_rng(1).choice(np.arange(1, 120), 6, replace=False))
+    for r, p in zip(np.split(ref, cuts), np.split(pred, cuts)):
+        metric.update(torch.tensor(p), torch.tensor(r))  # predictions first, as in torchmetrics
+    assert_close(metric.compute(), expected(ref, pred, tnorm=tnorm, averaging=averaging, metrics=METRICS))
+
+
+def test_merge_state_and_reset():
+    ref, pred = data(2)
+    a, b = FuzzyF1Score(classes=5, averaging="macro"), FuzzyF1Score(classes=5, averaging="macro")
+    a.update(torch.tensor(pred[:50]), torch.tensor(ref[:50]))
+    b.update(torch.tensor(pred[50:]), torch.tensor(ref[50:]))
+    a.merge_state(b)
+    want = evalkit.evaluate(ref, pred, averaging="macro")["f1"]
+    assert a.compute().item() == pytest.approx(want, rel=1e-12)
+    a.reset()
+    a.update(torch.tensor(pred[:50]), torch.tensor(ref[:50]))
+    assert a.compute().item() == pytest.approx(evalkit.evaluate(ref[:50], pred[:50], averaging="macro")["f1"], rel=1e-12)
+
+
+def test_tensors_with_gradients_in_float32_and_sample_weights():
+    ref, pred = data(3)
+    weights = np.random.default_rng(3).random(120)
+    logits = torch.tensor(np.log(pred / (1 - pred)), dtype=torch.float32, requires_grad=True)
+    metric = FuzzyPrecision(classes=["a", "b", "c", "d", "e"], averaging="samples")
+    metric.update(logits.sigmoid(), torch.tensor(ref, dtype=torch.float32), sample_weight=torch.tensor(weights))
+    want = evalkit.evaluate(
+        ref.astype(np.float32), torch.tensor(pred, dtype=torch.float32).numpy(), averaging="samples",
+        metrics=["precision"], sample_weight=weights,
+    )["precision"]
+    assert metric.compute().item() == pytest.approx(want, rel=1e-6)  # float32 sigmoid of the logit
+
+
+def test_named_metrics_and_what_is_refused():
+    ref, pred = data(4)
+    beta = FuzzyFBetaScore(classes=5, beta=0.5)
+    loss = FuzzyHammingLoss(classes=5)
+    for metric in (beta, loss):
+        metric.update(torch.tensor(pred), torch.tensor(ref))
+    got = evalkit.evaluate(ref, pred, metrics=[{"name": "fbeta", "beta": 0.5}, "hamming_loss"])
+    assert beta.compute().item() == pytest.approx(got["fbeta(beta=0.5)"], rel=1e-12)
+    assert loss.compute().item() == pytest.approx(got["hamming_loss"], rel=1e-12)
+    assert loss.higher_is_better is False and beta.higher_is_better is True
+    assert loss.clone().compute().item() == loss.compute().item()
+    with pytest.raises(ValueError, match="tnorm takes one component; make one metric per combination"):
+        FuzzyF1Score(classes=5, tnorm=["minimum", "product"])
+    with pytest.raises(ValueError, match="metric 'map' keeps more than sums"):
+        EvalkitMetric(classes=5, metrics=["map"])
+
+
+# ------------------------------------------------------------------------ distributed sync
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rank_main(rank: int, world: int, port: int, results: dict) -> None:
+    """One process of the group: half of the data, then a compute() that syncs by summing."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        ref, pred = data(5)
+        metric = EvalkitMetric(classes=5, averaging="samples", metrics=["f1", "kld"])
+        part = slice(rank * 60, (rank + 1) * 60)
+        metric.update(torch.tensor(pred[part]), torch.tensor(ref[part]))
+        results[rank] = {k: v.item() for k, v in metric.compute().items()}
+    finally:
+        dist.destroy_process_group()
+
+
+def test_two_processes_sync_to_the_values_of_all_the_data():
+    port = _free_port()
+    with mp.Manager() as manager:
+        results = manager.dict()
+        mp.spawn(_rank_main, args=(2, port, results), nprocs=2, join=True)
+        got = dict(results)
+    ref, pred = data(5)
+    want = evalkit.evaluate(ref, pred, averaging="samples", metrics=["f1", "kld"])
+    for rank in (0, 1):
+        assert got[rank] == pytest.approx(want, rel=1e-12), rank
+
+
+def test_the_per_epoch_example_of_the_docs_runs_and_improves(capsys):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "torch.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    exec(compile(example, "docs/torch.md", "exec"), {})
+    scores = [float(v) for v in re.findall(r"fuzzy macro F1 ([0-9.]+)", capsys.readouterr().out)]
+    assert len(scores) == 5 and scores[-1] > scores[0]
