@@ -138,3 +138,13 @@ def test_the_per_epoch_example_of_the_docs_runs_and_improves(capsys):
     exec(compile(example, "docs/torch.md", "exec"), {})
     scores = [float(v) for v in re.findall(r"fuzzy macro F1 ([0-9.]+)", capsys.readouterr().out)]
     assert len(scores) == 5 and scores[-1] > scores[0]
+
+
+def test_the_binned_map_is_a_torchmetrics_sum_state():
+    ref, pred = data(6)
+    targets = (ref > 0.5).astype(float)
+    spec = {"name": "map_binned", "bins": 20}
+    metric = EvalkitMetric(classes=5, metrics=[spec])
+    for part in np.array_split(np.arange(120), 4):
+        metric.update(torch.tensor(pred[part]), torch.tensor(targets[part]))
+    assert_close(metric.compute(), expected(targets, pred, metrics=[spec]))

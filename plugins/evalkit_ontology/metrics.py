@@ -15,7 +15,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import Array, BaseComponent, DataError, PerClass, PerLevel
-from evalkit_ontology.omap import average_precision, omap
+from evalkit_ontology.binned import binned_average_precision, histogram
+from evalkit_ontology.omap import _check_targets, average_precision, omap
 from evalkit_ontology.ontology import OntologyFile
 
 NoPositive = Literal["zero", "skip"]
@@ -90,6 +91,60 @@ class MeanAveragePrecision(_RankingMetric[MAPParams]):
         if self.params.per_class:
             out["map_per_class"] = PerClass(ap)
         return out
+
+
+class BinnedMAPParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    bins: int = Field(
+        1000, ge=2, le=1_000_000,
+        description="equal score bins over [0, 1]: the state is classes x bins x 2 numbers, and the bound on "
+        "the exact mAP narrows as bins are added",
+    )
+    no_positive: NoPositive = NO_POSITIVE
+    per_class: bool = PER_CLASS
+
+
+class BinnedMAP(BaseComponent[BinnedMAPParams]):
+    """mAP from per-class score histograms: a state of fixed size that merges by ``+`` (for
+    streams, torchmetrics, clusters), with a guaranteed bound on the exact mAP.
+
+    Scores are memberships in [0, 1] cut into ``bins`` equal bins; each bin is one threshold, so
+    ``map_binned`` is the exact mAP of the scores rounded down to their bins, and
+    ``map_binned_lower`` / ``map_binned_upper`` bound the exact mAP of the scores themselves
+    (every order of the clips within a bin allowed; see :mod:`evalkit_ontology.binned`).
+    """
+
+    name = "map_binned"
+    Params = BinnedMAPParams
+    weighted = True
+    classes: tuple[str, ...] = ()
+
+    def prepare(self, classes: Sequence[str]) -> None:
+        self.classes = tuple(classes)
+
+    def update(self, reference: Array, prediction: Array, weights: Array | None = None) -> Array:
+        try:
+            targets = _check_targets(reference, self.classes or None)
+        except ValueError as exc:
+            raise DataError(f"metric {self.name!r}: {exc}") from None
+        return histogram(targets, np.asarray(prediction, dtype=np.float64), self.params.bins, weights)
+
+    def compute(self, state: Array) -> dict[str, Any]:
+        ap, lower, upper = binned_average_precision(state)
+        if self.params.no_positive == "skip":
+            keep = state[..., 1].sum(axis=1) > 0
+            ap, lower, upper = (np.where(keep, v, np.nan) for v in (ap, lower, upper))
+        out: dict[str, Any] = {
+            "map_binned": _mean(ap), "map_binned_lower": _mean(lower), "map_binned_upper": _mean(upper),
+        }
+        if self.params.per_class:
+            out["map_binned_per_class"] = PerClass(ap)
+        return out
+
+
+def _mean(values: Array) -> float:
+    """The mean of the defined values (NaN when none is)."""
+    return float(np.nanmean(values)) if not np.isnan(values).all() else float("nan")
 
 
 class OMAPParams(OntologyFile):
