@@ -364,17 +364,23 @@ def average_precision_score(
         if len(present) > 2:
             raise ValueError("multiclass format is not supported")
         return _ap_per_label((true == pos_label).astype(np.float64)[:, None], score[:, None], weights)[0]
-    if true.ndim == 1:  # multiclass labels 0..K-1 against one score column per class
-        if len(np.unique(true)) <= 2:
+    if true.ndim == 1:  # multiclass: one score column per label present, in sorted order
+        present = np.unique(true)
+        if len(present) <= 2:
             raise ValueError(
                 f"y_true holds at most two labels, so it is binary: y_score should be the positive label's "
                 f"scores, a 1d array, not an array of shape {score.shape}"
+            )
+        if score.shape[1] != len(present):
+            raise ValueError(
+                f"`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains "
+                f"{len(present)} classes (column j is the j-th of them, sorted). Got `y_score.shape={score.shape}`."
             )
         if pos_label != 1:
             raise ValueError(
                 "Parameter pos_label is fixed to 1 for multiclass y_true. Do not set pos_label or set pos_label to 1."
             )
-        true = _one_hot(true, list(range(score.shape[1])))
+        true = _one_hot(true, list(present))
     true = true.astype(np.float64)
     if true.shape != score.shape:
         raise ValueError(f"y_true and y_score have different shapes: {true.shape} and {score.shape}")
