@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Iterable, Iterator
-from itertools import chain
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import BaseComponent, DataError, ItemSets, LabelMatrix, clean_text, csv_rows, text_lines
+from evalkit_segments.columnar import read_events
 
 #: Accepted header names of the four columns of an event list (case-insensitive).
 HEADER_NAMES = {
@@ -152,24 +152,19 @@ class EventListLoader(BaseComponent[LabelsParams]):
         return numeric or _known_header(fields)
 
     def load(self, path: Path, role: str) -> ItemSets:
+        """Read column by column (:mod:`evalkit_segments.columnar`); a file that reader does not
+        take is read row by row, which names the line of any problem."""
+        labels = self.params.labels
+        if labels is not None:
+            _classes(set(), labels, path)  # a label listed twice is an error either way
+        order, header_line = _layout(path)
+        return read_events(path, order, header_line, labels) or self._load_rows(path, order, header_line)
+
+    def _load_rows(self, path: Path, order: list[int], header_line: int) -> ItemSets:
         labels = self.params.labels
         known = set(labels) if labels is not None else None
-        order = list(range(4))
         events: dict[str, dict[str, list[tuple[float, float]]]] = {}
-        rows: Iterator[tuple[int, list[str]]] = _rows(path)
-        first = next(rows, None)
-        if first is not None and _header(first[1]):
-            line, fields = first
-            if not _known_header(fields):
-                raise DataError(
-                    f"{path}:{line}: the first row looks like a header (its onset or offset is "
-                    f"not a number) but names the columns {', '.join(map(repr, fields))}; "
-                    "expected " + ", ".join("|".join(a) for a in HEADER_NAMES.values())
-                )
-            position = {_COLUMN_OF[f.lower()]: i for i, f in enumerate(fields)}
-            order = [position[c] for c in COLUMNS]
-        elif first is not None:
-            rows = chain([first], rows)
+        rows = (row for row in _rows(path) if row[0] > header_line)
         for line, fields in rows:
             where = f"{path}:{line}"
             if len(fields) == 4:
@@ -207,6 +202,27 @@ class EventListLoader(BaseComponent[LabelsParams]):
         # each file's lists are dropped as its intervals are merged: the events are held once
         samples = tuple(tuple(merge_intervals(per_file.get(c, ())) for c in classes) for per_file in map(events.pop, ids))
         return ItemSets(samples, classes, ids, str(path))
+
+
+def _layout(path: Path) -> tuple[list[int], int]:
+    """The columns of filename, onset, offset and label, and the line of the header (0: none);
+    a first row that looks like a header but names other columns is an error."""
+    rows = _rows(path)
+    try:
+        first = next(rows, None)
+    finally:
+        rows.close()
+    if first is None or not _header(first[1]):
+        return list(range(4)), 0
+    line, fields = first
+    if not _known_header(fields):
+        raise DataError(
+            f"{path}:{line}: the first row looks like a header (its onset or offset is "
+            f"not a number) but names the columns {', '.join(map(repr, fields))}; "
+            "expected " + ", ".join("|".join(a) for a in HEADER_NAMES.values())
+        )
+    position = {_COLUMN_OF[f.lower()]: i for i, f in enumerate(fields)}
+    return [position[c] for c in COLUMNS], line
 
 
 def _not_space_separated(filename: str, path: Path, where: str) -> None:
