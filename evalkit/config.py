@@ -76,9 +76,11 @@ class DataConfig(_Strict):
 
 class BootstrapConfig(_Strict):
     resamples: int = Field(1000, ge=10, description="how many bootstrap resamples of the samples")
-    method: Literal["percentile", "bca"] = Field(
+    method: Literal["percentile", "bca", "poisson"] = Field(
         "bca", description="bias-corrected and accelerated (bca; covers better for skewed ratios "
-        "such as a precision near 1) or percentile intervals",
+        "such as a precision near 1) or percentile intervals of multinomial resamples, or percentile "
+        "intervals of Poisson resamples (poisson: each sample's count drawn from its id, so any "
+        "split of the data into chunks or partitions resamples the same)",
     )
     seed: int = Field(0, ge=0, description="seed of the resampling, so that reports are reproducible")
 

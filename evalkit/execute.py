@@ -135,7 +135,7 @@ def _score_step(
             rows += rows_of(system, *jackknife_across_runs(per_run, level))
             out.note(f"{system}: the mean of {len(runs)} runs, with its jackknife {level:.0%} interval across runs")
             continue
-        samples[system] = Sample(ref, engine_rows(runs[0]), classes, weights)
+        samples[system] = Sample(ref, engine_rows(runs[0]), classes, weights, reference.ids)
         scores[system] = score_system(
             label, ref, samples[system].prediction, step.axes, classes, progress, resampling, weights,
         )

@@ -149,6 +149,55 @@ def bootstrap_weights(n: int, resamples: int, rng: np.random.Generator) -> np.nd
     return weights
 
 
+#: P(K <= k) for K ~ Poisson(1), k = 0 .. 19: past 19 the tail, 1.5e-19, is below 2**-53.
+_POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser (Steele, Lea & Flood, "Fast splittable pseudorandom number
+    generators", OOPSLA 2014): a bijection of uint64 whose outputs pass BigCrush as a counter
+    is fed through it."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def sample_keys(ids: object, n: int) -> np.ndarray:
+    """A uint64 key per sample for :func:`poisson_weights`: a hash of its id (the same in every
+    process and run), or its position when the samples have no ids."""
+    if ids is None:
+        return np.arange(n, dtype=np.uint64)
+    from pandas.util import hash_array  # type: ignore[import-untyped]  # SipHash with a fixed key
+
+    return hash_array(np.asarray(ids, dtype=object)).astype(np.uint64)
+
+
+def poisson_weights(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Poisson bootstrap resamples as counts: an int32 array (resamples, n) of Poisson(1) draws.
+
+    The count of sample i in replicate b is a function of (``seed``, ``keys[i]``, b) alone — a
+    counter-based generator (SplitMix64 mixing, then the Poisson(1) inverse CDF) — so the
+    replicates of any part of the data are the columns of the whole's, in any order: chunks,
+    streams and cluster partitions resample identically. Unlike the multinomial bootstrap the
+    replicate sizes vary around n (Hanley & MacGibbon, "Creating non-parametric bootstrap
+    samples using Poisson frequencies", 2006; Chamandy, Muralidharan, Najmi & Naidu,
+    "Estimating uncertainty for massive data streams", Google, 2012).
+    """
+    resamples = _count(resamples, "resamples", 1)
+    keys = np.asarray(keys, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        base = _mix(keys ^ _mix(np.array([seed], dtype=np.uint64)))
+        weights = np.empty((resamples, keys.size), dtype=np.int32)
+        rows = max(1, _BLOCK_ENTRIES // max(keys.size, 1))  # blocks of rows: bounded temporaries
+        for start in range(0, resamples, rows):
+            replicate = np.arange(start + 1, min(start + rows, resamples) + 1, dtype=np.uint64)[:, None]
+            bits = _mix(base[None, :] + replicate * _GOLDEN)
+            uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+            weights[start : start + len(replicate)] = np.searchsorted(_POISSON_CDF, uniform, side="right")
+    return weights
+
+
 def _sorted_finite(replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(B, K) replicates sorted along axis 0 with every non-finite value moved to the end
     (as NaN), and the number of finite values per column."""

@@ -36,6 +36,7 @@ class Sample:
     prediction: Any
     classes: Sequence[str]
     weights: np.ndarray | None = None  # one per sample: sample i counts weights[i] times
+    ids: Sequence[str] | None = None  # the samples' ids, which seed their Poisson resampling
 
     def __len__(self) -> int:
         return len(self.reference)
@@ -100,9 +101,12 @@ def bootstrap_bounds(
     boot = config.bootstrap
     assert boot is not None, "bootstrap bounds are asked for only when the config has them"
     n = len(sample)
-    rng = np.random.default_rng(boot.seed)
-    replicates = replicate_values(axes, scores.tables, stats.bootstrap_weights(n, boot.resamples, rng), sample, progress)
-    if boot.method == "percentile":
+    if boot.method == "poisson":
+        weights = stats.poisson_weights(stats.sample_keys(sample.ids, n), boot.resamples, boot.seed)
+    else:
+        weights = stats.bootstrap_weights(n, boot.resamples, np.random.default_rng(boot.seed))
+    replicates = replicate_values(axes, scores.tables, weights, sample, progress)
+    if boot.method in ("percentile", "poisson"):
         bounds = {m: stats.percentile_interval(r, config.level) for m, r in replicates.items()}
     else:
         jackknife = replicate_values(axes, scores.tables, stats.jackknife_weights(n), sample)

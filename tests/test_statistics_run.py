@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
@@ -317,3 +318,37 @@ def test_runs_mistakes_are_explained():
     with pytest.raises(ConfigError, match=r"sweep.vary: offset adds to membership values; this run reads item lists"):
         evalkit.run({"data": {"reference": [["x"]], "systems": {"a": [["y"]]}}, "representation": "soft_cardinality",
                      "similarity": "levenshtein", "sweep": {"vary": "offset", "values": [0.1]}}, write_reports=False)
+
+
+def test_poisson_intervals_do_not_depend_on_the_row_order(tmp_path):
+    """Each sample's Poisson counts come from its id, so shuffled files (matched by id) give the
+    same intervals (up to the order of the sums, 1e-12), where multinomial resamples change;
+    they hold the estimate and are about as wide as the multinomial ones."""
+    ids = [f"s{i:03d}" for i in range(len(REF))]
+    classes = ["a", "b", "c", "d"]
+
+    def files(order, name):
+        for role, values in (("ref", REF), ("sys", GOOD)):
+            frame = pd.DataFrame(values[order], columns=classes, index=np.array(ids)[order]).rename_axis("id")
+            frame.to_csv(tmp_path / f"{name}_{role}.csv")
+        return {"reference": str(tmp_path / f"{name}_ref.csv"), "systems": {"good": str(tmp_path / f"{name}_sys.csv")}}
+
+    def intervals(data, method):
+        results = evalkit.run({
+            "name": "poisson", "data": data, "averaging": ["micro", "macro", "samples"],
+            "metrics": ["precision", "f1", "kld"], "statistics": {"bootstrap": {"resamples": 300, "method": method}},
+        })
+        return {(r.averaging, r.metric): (r.value, r.ci_low, r.ci_high) for r in results.rows}
+
+    shuffled = np.random.default_rng(0).permutation(len(REF))
+    poisson = intervals(files(np.arange(len(REF)), "sorted"), "poisson")
+    again = intervals(files(shuffled, "shuffled"), "poisson")
+    for key, bounds in poisson.items():
+        assert again[key] == pytest.approx(bounds, rel=1e-12), key
+    multinomial = intervals(files(np.arange(len(REF)), "sorted"), "percentile")
+    reordered = intervals(files(shuffled, "shuffled"), "percentile")
+    assert any(reordered[k][1] != pytest.approx(v[1], rel=1e-6) for k, v in multinomial.items())
+    for key, (estimate, low, high) in poisson.items():
+        assert low <= estimate <= high, key
+        m_low, m_high = multinomial[key][1:]
+        assert abs((high - low) - (m_high - m_low)) < 0.5 * (m_high - m_low), key  # widths alike
