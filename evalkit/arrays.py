@@ -56,6 +56,5 @@ def from_pandas(value: Any, where: str) -> LabelMatrix:
     index = frame.index
     default = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
     ids = None if default else tuple(str(i).strip() for i in index)
-    return LabelMatrix(
-        frame.to_numpy(dtype=np.float64, na_value=np.nan), tuple(str(c).strip() for c in frame.columns), ids, where,
-    )
+    values = np.ascontiguousarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))  # row-major, as files give
+    return LabelMatrix(values, tuple(str(c).strip() for c in frame.columns), ids, where)

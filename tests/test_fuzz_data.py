@@ -89,6 +89,17 @@ def _npz(compressed: bool) -> bytes:
     return buffer.getvalue()
 
 
+def _parquet(long: bool) -> bytes:
+    import pandas as pd
+
+    frame = pd.DataFrame({"speech": [0.9, 0.2], "birds": [0.1, 0.8]}, index=pd.Index(["a", "b"], name="id"))
+    if long:
+        frame = frame.reset_index().melt(id_vars="id", var_name="class", value_name="value")
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=not long)
+    return buffer.getvalue()
+
+
 def _graphml() -> bytes:
     import networkx as nx
 
@@ -109,6 +120,8 @@ SEEDS: dict[str, tuple[str, Any, Callable[[Path], Any]]] = {
     "npy": ("data.npy", _npy(np.array([[0.9, 0.1], [0.2, 0.8], [1.0, 0.0]])), lambda p: load(p, "matrix")),
     "npz": ("data.npz", _npz(compressed=False), lambda p: load(p, "matrix")),
     "npz_compressed": ("data.npz", _npz(compressed=True), lambda p: load(p, "matrix")),
+    "parquet": ("data.parquet", _parquet(long=False), lambda p: load(p, "matrix")),
+    "parquet_long": ("data.parquet", _parquet(long=True), lambda p: load(p, "matrix")),
     "jsonl": ("data.jsonl", b'{"id": "a", "items": ["x", "y"]}\n{"id": "b", "items": {"k": ["z"]}}\n'
                             b'{"id": "c", "reference": ["q"], "prediction": ["r"]}\n', lambda p: load(p, "items")),
     "csv_items": ("data.csv", b"id,item,class\na,x,k\na,y,k\nb,z,m\n", lambda p: load(p, "items")),
@@ -201,7 +214,7 @@ def test_a_mutated_file_loads_or_gives_an_error_naming_it(name, data):
 def test_every_registered_loader_is_fuzzed():
     registry = default_registry()
     builtin = {n for n in registry.names("loader") if registry.entry("loader", n).distribution == "evalkit"}
-    fuzzed = {"csv", "npy", "npz", "jsonl", "csv_items", "events", "maestro"}
+    fuzzed = {"csv", "npy", "npz", "parquet", "jsonl", "csv_items", "events", "maestro"}
     assert builtin == fuzzed, "add a seed file for each new loader to SEEDS"
     for name, (file_name, _, read) in SEEDS.items():
         assert name in {"audioset", "node_link", "edgelist", "graphml"} or read is not read_ontology, file_name

@@ -36,11 +36,12 @@ from evalkit.plugin import (
     reading,
     text_lines,
 )
+from evalkit_loaders.parquet import ParquetMatrix
 
 
 @hookimpl
 def evalkit_register_loaders(register):
-    for cls in (DelimitedLoader, NpyLoader, NpzLoader, JsonLinesItems, DelimitedItems):
+    for cls in (DelimitedLoader, NpyLoader, NpzLoader, ParquetMatrix, JsonLinesItems, DelimitedItems):
         register(cls)
 
 

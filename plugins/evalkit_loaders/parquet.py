@@ -1,0 +1,112 @@
+"""Parquet files of memberships, read with pyarrow: wide (an id column or index and one column per
+class) or long (one row per sample and class: id, class, value).
+
+Parquet stores typed columns, so nothing is parsed from text: the file's numbers are the numbers
+scored. The pandas metadata a file may carry is not read (it is the file's word about how to
+rebuild Python objects); a DataFrame's index written with ``frame.to_parquet(path)`` is a column
+like any other, named after the index (or ``__index_level_0__``), and gives the sample ids.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalkit.plugin import BaseComponent, DataError, LabelMatrix, check_header, clean_ids, reading
+
+#: Column names that hold sample ids, as in a CSV matrix (case-insensitive).
+ID_NAMES = ("id", "ids", "sample", "sample_id", "filename", "file", "segment", "clip", "__index_level_0__")
+#: The columns of a long table, besides the id.
+LONG = ("class", "value")
+
+
+def read_table(path: Path) -> Any:
+    """The file's columns as a pandas DataFrame; a file pyarrow cannot read is an error naming it."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    with reading(path):
+        try:
+            return pq.read_table(path).to_pandas(ignore_metadata=True)
+        except (pa.ArrowException, ValueError) as exc:
+            raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+
+
+def _id_column(frame: Any) -> str | None:
+    """The column that holds the sample ids: the first named like ids."""
+    named = [c for c in frame.columns if str(c).strip().lower() in ID_NAMES]
+    return named[0] if named else None
+
+
+class ParquetMatrix(BaseComponent):
+    """A Parquet table of memberships (.parquet, .pq).
+
+    Wide: one column per class, the sample ids in a column named id, sample, filename, file,
+    segment or clip, or in a pandas index (without one, rows are matched by position).
+    Long: columns id (any of those names), ``class`` and ``value``, one row per sample and class;
+    a (sample, class) pair without a row is 0, and a pair twice is an error.
+    """
+
+    name = "parquet"
+    kind = "matrix"
+    suffixes = (".parquet", ".pq")
+
+    def load(self, path: Path, role: str) -> LabelMatrix:
+        frame = read_table(path)
+        where = str(path)
+        check_header([str(c) for c in frame.columns], where, what="column")
+        id_column = _id_column(frame)
+        if id_column is not None and {str(c).strip() for c in frame.columns} == {str(id_column).strip(), *LONG}:
+            return _long(frame, id_column, where)
+        if id_column is not None:
+            _no_missing(frame[id_column], f"{where}: column {id_column!r}", "sample id")
+            frame = frame.set_index(id_column)
+        not_numbers = [str(c) for c in frame.columns if frame[c].dtype.kind not in "biuf"]
+        if not_numbers:
+            raise DataError(
+                f"{where}: column(s) {', '.join(map(repr, not_numbers[:5]))} are not numbers (every column but the "
+                f"sample ids is a class; name the id column one of {', '.join(ID_NAMES)}, or write a long table "
+                "of id, class, value)"
+            )
+        ids = None if id_column is None else clean_ids(list(map(str, frame.index)), where)
+        # row-major, as every loader gives it: sums then run in the same order (to the last bit)
+        values = np.ascontiguousarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
+        return LabelMatrix(values, tuple(str(c).strip() for c in frame.columns), ids, where)
+
+
+def _no_missing(column: Any, where: str, what: str) -> None:
+    """A null in a column of names is an error naming its row (it is no name, not "None")."""
+    missing = column.isna().to_numpy()
+    if missing.any():
+        raise DataError(f"{where}: row {int(np.argmax(missing)) + 1} has no {what} (null)")
+
+
+def _long(frame: Any, id_column: str, where: str) -> LabelMatrix:
+    """A long table (id, class, value) as a matrix: samples in first-seen order, classes
+    sorted, 0 where a pair has no row."""
+    import pandas as pd  # type: ignore[import-untyped]
+
+    columns = {str(c).strip(): c for c in frame.columns}
+    _no_missing(frame[id_column], f"{where}: column {id_column!r}", "sample id")
+    _no_missing(frame[columns["class"]], f"{where}: column 'class'", "class")
+    ids = frame[id_column].astype(str).str.strip()
+    classes = frame[columns["class"]].astype(str).str.strip()
+    if frame[columns["value"]].dtype.kind not in "biuf":
+        raise DataError(f"{where}: the value column holds {frame[columns['value']].dtype}, not numbers")
+    if (ids == "").any() or (classes == "").any():
+        row = int(np.argmax(((ids == "") | (classes == "")).to_numpy()))
+        raise DataError(f"{where}: row {row + 1} has an empty sample id or class")
+    twice = pd.DataFrame({"id": ids, "class": classes}).duplicated()
+    if twice.any():
+        row = int(np.argmax(twice.to_numpy()))
+        raise DataError(
+            f"{where}: sample {ids.iloc[row]!r}, class {classes.iloc[row]!r} has two rows (row {row + 1} is the "
+            "second); each pair needs one value"
+        )
+    sample_codes, sample_names = pd.factorize(ids, sort=False)
+    class_codes, class_names = pd.factorize(classes, sort=True)
+    values = np.zeros((len(sample_names), len(class_names)))
+    values[sample_codes, class_codes] = frame[columns["value"]].to_numpy(dtype=np.float64, na_value=np.nan)
+    return LabelMatrix(values, tuple(class_names), tuple(sample_names), where)
