@@ -62,6 +62,10 @@ class DataConfig(_Strict):
     missing: Literal["error", "empty"] = Field(
         "error", description="a reference sample absent from a system: an error, or an empty prediction"
     )
+    stream: bool = Field(
+        False, description="read the files a chunk of rows at a time, side by side, so memory does not grow with "
+        "the data; both sides must list the samples in the same order",
+    )
 
     @field_validator("systems")
     @classmethod

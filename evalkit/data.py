@@ -57,6 +57,10 @@ class LabelMatrix:
     def __len__(self) -> int:
         return len(self.values)
 
+    def __getitem__(self, rows: slice) -> LabelMatrix:
+        """A range of rows, with their ids."""
+        return replace(self, values=self.values[rows], ids=None if self.ids is None else self.ids[rows])
+
     def take(self, rows: np.ndarray) -> LabelMatrix:
         """These rows, in this order; -1 is an empty row (all zero). Ids are dropped (the caller
         knows the new ones)."""
@@ -137,12 +141,9 @@ class LabelMatrix:
 Data = TypeVar("Data", LabelMatrix, ItemSets)
 
 
-def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error") -> Data:
-    """The prediction with its rows in the reference's order (by id when both have ids, by
-    position when neither has) and its columns in the reference's class order. Ids on one side
-    only, a missing or extra class or id, or an id twice on either side, is an error naming it;
-    with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
-    """
+def match_classes(reference: LabelMatrix | ItemSets, prediction: Data) -> Data:
+    """The prediction with the reference's classes, in its order (an item set's absent class is
+    empty); a missing or extra class is an error naming it."""
     if (
         isinstance(prediction, ItemSets) and prediction.absent_class_is_empty
         and set(prediction.classes) < set(reference.classes)
@@ -165,9 +166,12 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
         )
     if prediction.classes != reference.classes:
         prediction = prediction.select(reference.classes)
-    for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
-        if side.ids is not None:
-            unique_ids(side.ids, side.source)
+    return prediction
+
+
+def ids_on_both_or_neither(reference: LabelMatrix | ItemSets, prediction: LabelMatrix | ItemSets) -> None:
+    """Ids on one side only are an error: rows can be matched neither by name nor, safely, by
+    position (one side could be reordered without a word)."""
     if (reference.ids is None) != (prediction.ids is None):
         has, lacks = (reference, prediction) if prediction.ids is None else (prediction, reference)
         raise DataError(
@@ -176,6 +180,19 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
             f"its rows are in the same order, drop the ids of {has.source} (`loader: {{name: csv, "
             "id_column: false}`, `frame.reset_index(drop=True)`) to match rows by position"
         )
+
+
+def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error") -> Data:
+    """The prediction with its rows in the reference's order (by id when both have ids, by
+    position when neither has) and its columns in the reference's class order. Ids on one side
+    only, a missing or extra class or id, or an id twice on either side, is an error naming it;
+    with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
+    """
+    prediction = match_classes(reference, prediction)
+    for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
+        if side.ids is not None:
+            unique_ids(side.ids, side.source)
+    ids_on_both_or_neither(reference, prediction)
     if reference.ids is not None and prediction.ids is not None:
         if prediction.ids != reference.ids:
             prediction = _reorder(reference, prediction, missing)

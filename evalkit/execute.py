@@ -7,6 +7,7 @@ the data itself (a value out of range, a missing id) or a plugin.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,6 +20,7 @@ from evalkit.protocols import optional
 from evalkit.provenance import described_file
 from evalkit.results import Agreement, Comparison, Row
 from evalkit.sources import load_source, source_path
+from evalkit.streaming import stream_rows
 from evalkit.sweeps import offset
 from evalkit.time_units import time_unit_note
 from evalkit.uncertainty import (
@@ -51,6 +53,15 @@ class Scored:
 def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     """Score every system of a plan (every run, every sweep value) with its statistics."""
     out = Scored()
+    if plan.config.data.stream:
+        sources = [plan.reference, *(runs[0] for runs in plan.systems.values())]
+        # The files' hashes are taken on another thread while the run reads them (hashlib and
+        # file reads release the GIL): on two cores hashing costs no time.
+        with ThreadPoolExecutor(max_workers=1) as hashing:
+            described = [hashing.submit(_described, source) for source in sources]
+            out.rows, out.notes = stream_rows(plan, progress)
+            out.files = [d for future in described if (d := future.result()) is not None]
+        return out
     reference = _load(plan, plan.reference, out)
     if isinstance(reference, LabelMatrix):
         reference, _ = reference.check_memberships()
@@ -72,10 +83,17 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     return out
 
 
+def _described(source: Source) -> dict[str, Any] | None:
+    """The source's file as the results' provenance records it (its size and hash)."""
+    if source.full is None:
+        return None
+    return described_file(source.full, str(source_path(source.value, source.where)[0]), source.role, source.system)
+
+
 def _load(plan: Plan, source: Source, out: Scored) -> Any:
-    if source.full is not None:
-        shown = str(source_path(source.value, source.where)[0])
-        out.files.append(described_file(source.full, shown, source.role, source.system))
+    described = _described(source)
+    if described is not None:
+        out.files.append(described)
     return load_source(
         source.value, where=source.where, kind=plan.kind, role=source.role, classes=plan.config.data.classes,
         loader=source.loader, full=source.full,

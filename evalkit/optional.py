@@ -93,6 +93,10 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "sniff", None, "whether a file is this loader's, when loaders of one kind share a "
             "suffix", "(path)",
         ),
+        OptionalMember(
+            "stream", None, "yields the file as matrices of about `rows` rows each, reading one part at a "
+            "time, for runs with `data: {stream: true}` (without it the file is read whole)", "(path, role, rows)",
+        ),
     ),
     "report_writer": (
         OptionalMember(

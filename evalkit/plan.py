@@ -114,6 +114,8 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         else:
             systems[system] = [plan_source(given, "prediction", system, where("data", "systems", system), base, registry, kind)]
     plan = Plan(loaded, registry, where, axes, kind, reference, systems, _steps(loaded, registry, where, axes, kind))
+    if cfg.data.stream:
+        _check_streamable(cfg, kind, where)
     if cfg.data.weights is not None:
         plan.weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
         refused = unweighted(axes.data_metrics)
@@ -129,6 +131,21 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     if cfg.report is not None:
         plan.report = _report(cfg.report, base, registry, where, plan, writes)
     return plan
+
+
+def _check_streamable(cfg: RunConfig, kind: str, where: Where) -> None:
+    """What a streamed run does not do yet, refused at its key rather than silently."""
+    place = where("data", "stream")
+    if kind != "matrix":
+        raise ConfigError(f"{place}: a streamed run reads membership matrices; this run's representations read item lists")
+    refused = [
+        (cfg.statistics is not None, "statistics"), (cfg.sweep is not None, "a sweep"),
+        (cfg.data.weights is not None, "sample weights"), (cfg.data.missing != "error", "missing: empty"),
+        (any(isinstance(s, Runs) for s in cfg.data.systems.values()), "several runs of a system"),
+    ]
+    named = [what for bad, what in refused if bad]
+    if named:
+        raise ConfigError(f"{place}: a streamed run does not take {', '.join(named)} (yet); run without `stream: true`")
 
 
 def plan_source(value: Any, role: str, system: str | None, where: str, base: Path, registry: Registry, kind: str) -> Source:

@@ -223,13 +223,22 @@ def _not_ids_or_times(path: Path, line: int, names: tuple[str, ...], values: np.
 
 
 def _npy(handle: IO[bytes], size: int, where: str) -> np.ndarray:
-    """The array of a .npy stream of ``size`` bytes, checked before anything is allocated: an
-    object array (unpickling would run code from the file) is refused, and the header must
-    promise exactly the bytes that follow it (more: the file is truncated; fewer: it is corrupt,
-    and the rest would be silently dropped) and fit in memory."""
+    """The array of a .npy stream of ``size`` bytes, checked (:func:`_npy_header`) and fitting in
+    memory before anything is allocated."""
+    shape, dtype, _ = _npy_header(handle, size, where)
+    check_memory(math.prod(shape) * dtype.itemsize, where, f"an array of shape {shape}")
+    handle.seek(0)
+    return np.lib.format.read_array(handle, allow_pickle=False)
+
+
+def _npy_header(handle: IO[bytes], size: int, where: str) -> tuple[tuple[int, ...], np.dtype, bool]:
+    """The shape, dtype and column-major flag a .npy header declares, checked, with ``handle``
+    left at the data: an object array (unpickling would run code from the file) is refused, and
+    the header must promise exactly the bytes that follow it (more: the file is truncated;
+    fewer: it is corrupt, and the rest would be silently dropped)."""
     version = np.lib.format.read_magic(handle)
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    shape, _, dtype = read_header(handle)
+    shape, fortran, dtype = read_header(handle)
     if dtype.hasobject:
         raise DataError(f"{where}: holds Python objects, which evalkit does not unpickle; save numbers (and text)")
     declared = math.prod(shape) * dtype.itemsize
@@ -239,9 +248,7 @@ def _npy(handle: IO[bytes], size: int, where: str) -> np.ndarray:
             f"{where}: the header promises {declared:,} bytes ({dtype}, shape {shape}) but {held:,} follow it; "
             "the file is truncated or corrupt"
         )
-    check_memory(declared, where, f"an array of shape {shape}")
-    handle.seek(0)
-    return np.lib.format.read_array(handle, allow_pickle=False)
+    return shape, dtype, fortran
 
 
 def _matrix(values: np.ndarray, where: str) -> np.ndarray:
@@ -266,6 +273,22 @@ class NpyLoader(BaseComponent):
         with path.open("rb") as handle:
             values = _matrix(_npy(handle, path.stat().st_size, str(path)), str(path))
         return LabelMatrix(values, tuple(str(i) for i in range(values.shape[-1])), None, str(path))
+
+    def stream(self, path: Path, role: str, rows: int) -> Iterator[LabelMatrix]:
+        """The array ``rows`` rows at a time, each read into its own buffer (not memory-mapped:
+        mapped pages would stay in the process's memory); a column-major array is read whole."""
+        where = str(path)
+        with path.open("rb") as handle:
+            shape, dtype, fortran = _npy_header(handle, path.stat().st_size, where)  # the data follow
+            if fortran or len(shape) not in (1, 2):
+                yield self.load(path, role)
+                return
+            width = shape[1] if len(shape) == 2 else 1
+            classes = tuple(str(i) for i in range(width))
+            for start in range(0, shape[0], rows):
+                count = min(rows, shape[0] - start) * width
+                chunk = np.fromfile(handle, dtype=dtype, count=count).reshape(-1, width)
+                yield LabelMatrix(_matrix(chunk, where), classes, None, where)
 
 
 class NpzLoader(BaseComponent):

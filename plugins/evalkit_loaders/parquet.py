@@ -9,6 +9,7 @@ like any other, named after the index (or ``__index_level_0__``), and gives the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,9 @@ def read_table(path: Path) -> Any:
             raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
-def _id_column(frame: Any) -> str | None:
+def _id_column(columns: Any) -> str | None:
     """The column that holds the sample ids: the first named like ids."""
-    named = [c for c in frame.columns if str(c).strip().lower() in ID_NAMES]
-    return named[0] if named else None
+    return next((c for c in columns if str(c).strip().lower() in ID_NAMES), None)
 
 
 class ParquetMatrix(BaseComponent):
@@ -57,23 +57,63 @@ class ParquetMatrix(BaseComponent):
         frame = read_table(path)
         where = str(path)
         check_header([str(c) for c in frame.columns], where, what="column")
-        id_column = _id_column(frame)
-        if id_column is not None and {str(c).strip() for c in frame.columns} == {str(id_column).strip(), *LONG}:
+        id_column = _id_column(frame.columns)
+        if id_column is not None and _is_long(frame.columns, id_column):
             return _long(frame, id_column, where)
-        if id_column is not None:
-            _no_missing(frame[id_column], f"{where}: column {id_column!r}", "sample id")
-            frame = frame.set_index(id_column)
-        not_numbers = [str(c) for c in frame.columns if frame[c].dtype.kind not in "biuf"]
-        if not_numbers:
-            raise DataError(
-                f"{where}: column(s) {', '.join(map(repr, not_numbers[:5]))} are not numbers (every column but the "
-                f"sample ids is a class; name the id column one of {', '.join(ID_NAMES)}, or write a long table "
-                "of id, class, value)"
-            )
-        ids = None if id_column is None else clean_ids(list(map(str, frame.index)), where)
-        # row-major, as every loader gives it: sums then run in the same order (to the last bit)
-        values = np.ascontiguousarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
-        return LabelMatrix(values, tuple(str(c).strip() for c in frame.columns), ids, where)
+        return _wide(frame, id_column, where)
+
+    def stream(self, path: Path, role: str, rows: int) -> Iterator[LabelMatrix]:
+        """A wide table ``rows`` at a time (whole row groups are read as needed); a long table
+        is read whole, since a sample's values may lie anywhere in it."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        where = str(path)
+        with reading(path):
+            try:
+                table = pq.ParquetFile(path)
+            except (pa.ArrowException, ValueError) as exc:
+                raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
+        names = table.schema_arrow.names
+        check_header(names, where, what="column")
+        id_column = _id_column(names)
+        if id_column is not None and _is_long(names, id_column):
+            yield self.load(path, role)
+            return
+        start = 0
+        batches = table.iter_batches(batch_size=rows)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, ValueError) as exc:
+                raise DataError(f"{where}: rows {start + 1} to {start + rows} cannot be read ({exc})") from None
+            if batch is None:
+                return
+            yield _wide(batch.to_pandas(ignore_metadata=True), id_column, where)
+            start += batch.num_rows
+
+
+def _is_long(columns: Any, id_column: str) -> bool:
+    """Whether the columns are those of a long table: the ids, class and value."""
+    return {str(c).strip() for c in columns} == {str(id_column).strip(), *LONG}
+
+
+def _wide(frame: Any, id_column: str | None, where: str) -> LabelMatrix:
+    """A wide table (one column per class) as a matrix, the ids from ``id_column``."""
+    if id_column is not None:
+        _no_missing(frame[id_column], f"{where}: column {id_column!r}", "sample id")
+        frame = frame.set_index(id_column)
+    not_numbers = [str(c) for c in frame.columns if frame[c].dtype.kind not in "biuf"]
+    if not_numbers:
+        raise DataError(
+            f"{where}: column(s) {', '.join(map(repr, not_numbers[:5]))} are not numbers (every column but the "
+            f"sample ids is a class; name the id column one of {', '.join(ID_NAMES)}, or write a long table "
+            "of id, class, value)"
+        )
+    ids = None if id_column is None else clean_ids(list(map(str, frame.index)), where)
+    # row-major, as every loader gives it: sums then run in the same order (to the last bit)
+    values = np.ascontiguousarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
+    return LabelMatrix(values, tuple(str(c).strip() for c in frame.columns), ids, where)
 
 
 def _no_missing(column: Any, where: str, what: str) -> None:

@@ -1,0 +1,106 @@
+"""Streamed runs (data: {stream: true}) give the numbers of in-memory runs, whatever the chunk
+boundaries of the two sides (Parquet row groups, .npy, a CSV read whole), and stop with an error
+naming the row at the first sample out of order, missing or extra."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import evalkit
+from evalkit.errors import ConfigError, DataError
+
+N, CLASSES = 40_000, ["a", "b", "c"]  # more than two chunks of 16,384 rows
+SETTINGS = {
+    "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"],
+    "averaging": ["micro", "macro", "weighted", "samples", "none"],
+    "metrics": ["precision", "recall", "f1", "hamming_loss", "kld", "exact_match_ratio",
+                {"name": "map_binned", "bins": 50}],
+}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    ref = rng.random((N, 3)).round(3)
+    ref[rng.random((N, 3)) < 0.3] = 0.0
+    ids = np.array([f"s{i:06d}" for i in range(N)])  # sorted as text
+    return ids, (ref > 0.5).astype(float), rng.random((N, 3)).round(3)
+
+
+def write_parquet(path, ids, values, row_group):
+    table = pa.table({"id": ids, **{c: values[:, i] for i, c in enumerate(CLASSES)}})
+    pq.write_table(table, path, row_group_size=row_group)
+    return str(path)
+
+
+def run(reference, systems, **extra):
+    config = {"name": "s", "data": {"reference": reference, "systems": systems}, **SETTINGS, **extra}
+    results = evalkit.run(config)
+    return {(r.system, r.representation, r.tnorm, r.averaging, r.metric, r.class_): r.value for r in results.rows}, results
+
+
+def test_streamed_values_equal_in_memory_ones(tmp_path, data):
+    ids, ref, pred = data
+    reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 7_000)
+    systems = {
+        "groups": write_parquet(tmp_path / "pred.parquet", ids, pred, 12_345),  # other row groups than the reference
+        "columns_swapped": str(tmp_path / "swapped.csv"),  # read whole, then chunked
+    }
+    pd.DataFrame(pred[:, ::-1], columns=CLASSES[::-1], index=pd.Index(ids, name="id")).to_csv(systems["columns_swapped"])
+    in_memory, _ = run(reference, systems)
+    streamed, results = run(reference, systems, data={"reference": reference, "systems": systems, "stream": True})
+    assert streamed.keys() == in_memory.keys()
+    for key, value in in_memory.items():
+        assert streamed[key] == pytest.approx(value, rel=1e-12, abs=1e-15, nan_ok=True), key
+    assert results.notes == [f"streamed: {N:,} samples read 16,384 rows at a time"]
+
+
+def test_npy_files_stream_by_position(tmp_path, data):
+    _, ref, pred = data
+    np.save(tmp_path / "ref.npy", ref)
+    np.save(tmp_path / "pred.npy", pred.astype(np.float32))
+    files = (str(tmp_path / "ref.npy"), {"p": str(tmp_path / "pred.npy")})
+    in_memory, _ = run(*files)
+    streamed, results = run(*files, data={"reference": files[0], "systems": files[1], "stream": True})
+    for key, value in in_memory.items():
+        assert streamed[key] == pytest.approx(value, rel=1e-12, abs=1e-15, nan_ok=True), key
+    assert "p: rows aligned with the reference by position: neither file has sample ids" in results.notes
+
+
+def stream(reference, system):
+    return evalkit.run({"name": "s", "data": {"reference": reference, "systems": {"p": system}, "stream": True}})
+
+
+def test_a_sample_out_of_order_is_an_error_naming_its_row(tmp_path, data):
+    ids, ref, pred = data
+    reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 10_000)
+    swapped = ids.copy()
+    swapped[[30_000, 30_001]] = swapped[[30_001, 30_000]]
+    system = write_parquet(tmp_path / "pred.parquet", swapped, pred, 10_000)
+    with pytest.raises(DataError, match="pred.parquet: row 30001 is sample 's030001' where the reference .* has 's030000'"):
+        stream(reference, system)
+    unsorted = write_parquet(tmp_path / "unsorted.parquet", swapped, ref, 10_000)
+    with pytest.raises(DataError, match="unsorted.parquet: row 30002 is sample 's030000', which does not come after 's030001'"):
+        stream(unsorted, unsorted)
+
+
+def test_a_shorter_or_longer_system_is_an_error(tmp_path, data):
+    ids, ref, pred = data
+    reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 10_000)
+    short = write_parquet(tmp_path / "short.parquet", ids[:20_000], pred[:20_000], 10_000)
+    with pytest.raises(DataError, match="short.parquet ends at row 20000, before the other side"):
+        stream(reference, short)
+    with pytest.raises(DataError, match="has more rows than the reference \\(20,000\\)|ends at row 20000"):
+        stream(short, reference)
+
+
+def test_what_a_streamed_run_does_not_take_is_refused_at_its_key(tmp_path, data):
+    ids, ref, _ = data
+    reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 10_000)
+    with pytest.raises(ConfigError, match="data.stream: a streamed run does not take statistics"):
+        evalkit.run({"name": "s", "data": {"reference": reference, "systems": {"p": reference}, "stream": True},
+                     "statistics": {"bootstrap": {"resamples": 100}}})
