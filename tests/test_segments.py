@@ -209,3 +209,15 @@ def test_unreachable_quadrature_tolerance_is_an_error_naming_the_cell(monkeypatc
             [[(0.0, 10.0)]], [[(1.0, 11.0)]], representation={"name": "fuzzy_segments", "ramp": 2.0, "tolerance": 1e-12},
             tnorm="schweizer_sklar",  # p = 2: a square-root singularity at its zero region's edge
         )
+
+
+def test_merging_is_exact_in_any_cell():
+    """Two intervals 5 ns apart in cell 50,000,000 stay two: the running maximum per cell is
+    exact (shifting cells by multiples of the time span rounded them together)."""
+    from evalkit_segments import merge
+
+    cell = np.array([0, 50_000_000, 50_000_000])
+    onset, offset = np.array([0.0, 59.0, 59.00000001]), np.array([60.0, 59.000000005, 60.0])
+    merged_cell, merged_onset, merged_offset = merge(cell, onset, offset)
+    assert merged_onset.tolist() == [0.0, 59.0, 59.00000001]
+    assert merged_offset.tolist() == [60.0, 59.000000005, 60.0]

@@ -82,11 +82,13 @@ def merge(cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> tuple[np.n
     if not ordered.all():  # loaders give sorted events; other sources are sorted here
         order = np.lexsort((onset, cell))
         cell, onset, offset = cell[order], onset[order], offset[order]
-    # A running maximum of the offsets within each cell: each cell is shifted above the previous.
-    span = float(offset.max() - onset.min()) + 1.0
-    reach = np.maximum.accumulate(offset + cell * span)
+    # The furthest offset so far within each cell, exactly (shifting each cell above the previous
+    # by a multiple of the time span would round times once cells x span passes 2**53 ulps).
+    import pandas as pd  # type: ignore[import-untyped]
+
+    reach = pd.Series(offset).groupby(cell, sort=False).cummax().to_numpy()
     starts = np.ones(len(cell), dtype=bool)
-    starts[1:] = (cell[1:] != cell[:-1]) | (onset[1:] + cell[1:] * span > reach[:-1])
+    starts[1:] = (cell[1:] != cell[:-1]) | (onset[1:] > reach[:-1])
     first = np.flatnonzero(starts)
     return cell[first], onset[first], np.maximum.reduceat(offset, first)
 
