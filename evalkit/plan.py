@@ -138,8 +138,13 @@ def _check_streamable(cfg: RunConfig, kind: str, where: Where) -> None:
     place = where("data", "stream")
     if kind != "matrix":
         raise ConfigError(f"{place}: a streamed run reads membership matrices; this run's representations read item lists")
+    statistics = cfg.statistics
+    resampled_by_id = statistics is not None and statistics.bootstrap is not None and statistics.bootstrap.method == "poisson"
     refused = [
-        (cfg.statistics is not None, "statistics"), (cfg.sweep is not None, "a sweep"),
+        (statistics is not None and (statistics.test is not None or statistics.agreement), "paired tests or rank agreement"),
+        (statistics is not None and statistics.bootstrap is not None and not resampled_by_id,
+         "bootstrap intervals other than `method: poisson`"),
+        (cfg.sweep is not None, "a sweep"),
         (cfg.data.weights is not None, "sample weights"), (cfg.data.missing != "error", "missing: empty"),
         (any(isinstance(s, Runs) for s in cfg.data.systems.values()), "several runs of a system"),
     ]

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit import budget
+from evalkit import budget, stats
 from evalkit.data import LabelMatrix, ids_on_both_or_neither, match_classes
 from evalkit.engine import Values, data_states, named_values, set_values, summarize
 from evalkit.errors import DataError
@@ -29,6 +29,7 @@ from evalkit.protocols import optional
 from evalkit.results import Row
 from evalkit.sources import load_source
 from evalkit.table import CHUNK_ROWS, Summary
+from evalkit.uncertainty import batch_values, percentile_bounds, rows_of, stack
 
 
 def chunks_of(plan: Plan, source: Source, rows: int = CHUNK_ROWS) -> Iterator[LabelMatrix]:
@@ -109,16 +110,79 @@ def check_sorted(chunk: LabelMatrix, previous: str | None, offset: int) -> str |
     return chunk.ids[-1]
 
 
-def stream_values(plan: Plan, progress: Progress | None = None) -> tuple[dict[str, Values], tuple[str, ...], list[str]]:
-    """The values of every system, reading all the sources once, side by side; and notes."""
+class Accumulated:
+    """One system's sums over the chunks seen: a summary per combination and each data metric's
+    state; with Poisson resampling, the same for every replicate (a batch of summaries, and one
+    state per replicate for the data metrics, which must take weights)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.axes = plan.axes
+        self.summaries: dict[Any, Summary] = {}
+        self.data: list[Any] = [None] * len(self.axes.data_metrics)
+        self.batches: dict[Any, Summary] = {}
+        self.replicate_data: list[list[Any]] = []
+        self.clipped = 0
+
+    def add(self, reference: np.ndarray, prediction: np.ndarray, counts: np.ndarray | None) -> None:
+        """Add a chunk; ``counts`` (replicates x rows) are its Poisson resample counts."""
+        axes = self.axes
+        for combination in axes.set_combinations():
+            tables: list[Any] = []
+            _merge(self.summaries, combination, summarize(combination, reference, prediction, axes, tables=tables))
+            if counts is not None:
+                for table in tables:
+                    batch = Summary.replicates(table, counts, axes.sample_metrics, axes.zero_division)
+                    _merge(self.batches, combination, batch)
+        self.data = _added(self.data, data_states(axes.data_metrics, reference, prediction))
+        if counts is not None and axes.data_metrics:
+            per_replicate = [data_states(axes.data_metrics, reference, prediction, row.astype(np.float64)) for row in counts]
+            self.replicate_data = per_replicate if not self.replicate_data else [
+                _added(total, part) for total, part in zip(self.replicate_data, per_replicate)
+            ]
+
+    def values(self, classes: tuple[str, ...]) -> Values:
+        values: Values = {}
+        for combination, summary in self.summaries.items():
+            values.update(set_values(combination, summary, self.axes, classes))
+        values.update(self._data_values(self.data, classes))
+        return values
+
+    def replicates(self, classes: tuple[str, ...], n_replicates: int) -> Values:
+        """Every value of every replicate, stacked along a first axis."""
+        values: Values = {}
+        for combination, batch in self.batches.items():
+            values.update(batch_values(self.axes, combination, batch, classes, n_replicates))
+        if self.replicate_data:
+            values.update(stack([self._data_values(states, classes) for states in self.replicate_data]))
+        return values
+
+    def _data_values(self, states: list[Any], classes: tuple[str, ...]) -> Values:
+        values: Values = {}
+        for metric, state in zip(self.axes.data_metrics, states):
+            values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes))
+        return values
+
+
+def _merge(totals: dict[Any, Summary], key: Any, part: Summary) -> None:
+    totals[key] = part if key not in totals else totals[key] + part
+
+
+def _added(totals: list[Any], parts: list[Any]) -> list[Any]:
+    return [part if total is None else total + part for total, part in zip(totals, parts)]
+
+
+def stream_rows(plan: Plan, progress: Progress | None = None) -> tuple[list[Row], list[str]]:
+    """The rows of a streamed run (with Poisson bootstrap intervals when asked for), reading
+    every source once, side by side; and its notes."""
     axes, config = plan.axes, plan.config
+    boot = config.statistics.bootstrap if config.statistics is not None else None
     systems = {name: runs[0] for name, runs in plan.systems.items()}
     readers = {name: chunks_of(plan, source) for name, source in systems.items()}
-    summaries: dict[str, dict[Any, Summary]] = {name: {} for name in systems}
-    data: dict[str, list[Any]] = {name: [None] * len(axes.data_metrics) for name in systems}
+    sums = {name: Accumulated(plan) for name in systems}
+    if progress:  # the rows of the reference, as its file's header or size tells
+        progress.start("streaming", budget.size_of(plan.reference.value, plan.reference.full).samples)
     classes: tuple[str, ...] = ()
     by_position = False
-    clipped = dict.fromkeys(systems, 0)
     offset = 0
     last: str | None = None
     for reference in chunks_of(plan, plan.reference):
@@ -133,21 +197,22 @@ def stream_values(plan: Plan, progress: Progress | None = None) -> tuple[dict[st
                 prepare = optional(metric.obj, "prepare")
                 if prepare is not None:
                     prepare(classes)
+        counts = None
+        if boot is not None:  # keyed by id, or by position (as an in-memory run keys them)
+            keys = stats.sample_keys(reference.ids, len(reference)) if reference.ids is not None else \
+                np.arange(offset, offset + len(reference), dtype=np.uint64)
+            counts = stats.poisson_weights(keys, boot.resamples, boot.seed)
         for name, reader in readers.items():
             part = next(reader, None)
             if part is None:
                 raise DataError(f"{systems[name].where}: ends at row {offset}, before the reference {reference.source}")
             prediction = matched(reference, part, offset)
-            prediction, n_clipped = (
-                (prediction.check_scores(), 0) if axes.ranks_only else prediction.check_memberships(clip=config.data.clip)
-            )
-            clipped[name] += n_clipped
-            for combination in axes.set_combinations():
-                part_summary = summarize(combination, reference.values, prediction.values, axes)
-                total = summaries[name].get(combination)
-                summaries[name][combination] = part_summary if total is None else total + part_summary
-            states = data_states(axes.data_metrics, reference.values, prediction.values)
-            data[name] = [s if t is None else t + s for t, s in zip(data[name], states)]
+            if axes.ranks_only:
+                prediction = prediction.check_scores()
+            else:
+                prediction, clipped = prediction.check_memberships(clip=config.data.clip)
+                sums[name].clipped += clipped
+            sums[name].add(reference.values, prediction.values, counts)
         offset += len(reference)
         if progress:
             progress.advance(len(reference))
@@ -156,24 +221,16 @@ def stream_values(plan: Plan, progress: Progress | None = None) -> tuple[dict[st
             raise DataError(f"{systems[name].where}: has more rows than the reference ({offset})")
     if not offset:
         raise DataError(f"{plan.reference.where}: there are no samples to score; the reference is empty")
-    values: dict[str, Values] = {}
-    for name in systems:
-        values[name] = {}
-        for combination, summary in summaries[name].items():
-            values[name].update(set_values(combination, summary, axes, classes))
-        for metric, state in zip(axes.data_metrics, data[name]):
-            values[name].update(named_values(metric.label, metric.who, metric.obj.compute(state), classes))
-    notes = [f"{n}: {c} prediction value(s) outside [0, 1] were clipped (clip: true)" for n, c in clipped.items() if c]
+    rows: list[Row] = []
+    for name, accumulated in sums.items():
+        low = high = None
+        if boot is not None:
+            assert config.statistics is not None, "a bootstrap belongs to the statistics section"
+            low, high = percentile_bounds(accumulated.replicates(classes, boot.resamples), config.statistics.level)
+        rows += rows_of(name, accumulated.values(classes), low, high)
+    notes = [f"{name}: {a.clipped} prediction value(s) outside [0, 1] were clipped (clip: true)"
+             for name, a in sums.items() if a.clipped]
     if by_position:
         notes += [f"{name}: rows aligned with the reference by position: neither file has sample ids" for name in systems]
     notes.append(f"streamed: {offset:,} samples read {CHUNK_ROWS:,} rows at a time")
-    return values, classes, notes
-
-
-def stream_rows(plan: Plan, progress: Progress | None = None) -> tuple[list[Row], list[str]]:
-    """The rows of a streamed run, and its notes."""
-    if progress:  # the rows of the reference, as its file's header or size tells
-        progress.start("streaming", budget.size_of(plan.reference.value, plan.reference.full).samples)
-    values, _, notes = stream_values(plan, progress)
-    rows = [Row.of(system, measure, value) for system, by_measure in values.items() for measure, value in by_measure.items()]
     return rows, notes

@@ -68,16 +68,12 @@ def replicate_values(
     ``batched = True`` (all built-ins) and replicate by replicate otherwise; data metrics are
     recomputed on each replicate's rows.
     """
-    batched = all(optional(avg.obj, "batched") for avg in axes.averagings)
     values: Values = {}
     for combination in axes.set_combinations():
         batch = Summary.replicates(
             tables[combination], weights, axes.sample_metrics, axes.zero_division, sample_weights=sample.weights,
         )
-        if batched:
-            values.update(set_values(combination, batch, axes, sample.classes, batch=True))
-        else:
-            values.update(stack([set_values(combination, batch.replicate(b), axes, sample.classes) for b in range(len(weights))]))
+        values.update(batch_values(axes, combination, batch, sample.classes, len(weights)))
     if axes.data_metrics:
         per_replicate = []
         for row_weights in weights:
@@ -94,6 +90,21 @@ def replicate_values(
     return values
 
 
+def batch_values(axes: Axes, combination: Any, batch: Summary, classes: Sequence[str], n_replicates: int) -> Values:
+    """Every set-metric value of a batch of replicate summaries, stacked along a first axis:
+    in one call for averagings that declare ``batched = True`` (all built-ins), replicate by
+    replicate otherwise."""
+    if all(optional(avg.obj, "batched") for avg in axes.averagings):
+        return set_values(combination, batch, axes, classes, batch=True)
+    return stack([set_values(combination, batch.replicate(b), axes, classes) for b in range(n_replicates)])
+
+
+def percentile_bounds(replicates: Values, level: float) -> tuple[Values, Values]:
+    """(low, high) percentile bounds of every measure's replicates."""
+    bounds = {m: stats.percentile_interval(r, level) for m, r in replicates.items()}
+    return {m: float(b[0]) for m, b in bounds.items()}, {m: float(b[1]) for m, b in bounds.items()}
+
+
 def bootstrap_bounds(
     scores: Scores, axes: Axes, sample: Sample, config: StatisticsConfig, progress: Progress | None = None,
 ) -> tuple[Values, Values]:
@@ -107,13 +118,12 @@ def bootstrap_bounds(
         weights = stats.bootstrap_weights(n, boot.resamples, np.random.default_rng(boot.seed))
     replicates = replicate_values(axes, scores.tables, weights, sample, progress)
     if boot.method in ("percentile", "poisson"):
-        bounds = {m: stats.percentile_interval(r, config.level) for m, r in replicates.items()}
-    else:
-        jackknife = replicate_values(axes, scores.tables, stats.jackknife_weights(n), sample)
-        bounds = {
-            m: stats.bca_interval(r, np.asarray(scores.values[m], dtype=np.float64), jackknife[m], config.level)
-            for m, r in replicates.items()
-        }
+        return percentile_bounds(replicates, config.level)
+    jackknife = replicate_values(axes, scores.tables, stats.jackknife_weights(n), sample)
+    bounds = {
+        m: stats.bca_interval(r, np.asarray(scores.values[m], dtype=np.float64), jackknife[m], config.level)
+        for m, r in replicates.items()
+    }
     return {m: float(b[0]) for m, b in bounds.items()}, {m: float(b[1]) for m, b in bounds.items()}
 
 

@@ -101,6 +101,28 @@ def test_a_shorter_or_longer_system_is_an_error(tmp_path, data):
 def test_what_a_streamed_run_does_not_take_is_refused_at_its_key(tmp_path, data):
     ids, ref, _ = data
     reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 10_000)
-    with pytest.raises(ConfigError, match="data.stream: a streamed run does not take statistics"):
+    with pytest.raises(ConfigError, match="data.stream: a streamed run does not take bootstrap intervals other than"):
         evalkit.run({"name": "s", "data": {"reference": reference, "systems": {"p": reference}, "stream": True},
                      "statistics": {"bootstrap": {"resamples": 100}}})
+
+
+def test_streamed_poisson_intervals_equal_in_memory_ones(tmp_path, data):
+    ids, ref, pred = data
+    reference = write_parquet(tmp_path / "ref.parquet", ids[:20_000], ref[:20_000], 3_000)
+    system = write_parquet(tmp_path / "pred.parquet", ids[:20_000], pred[:20_000], 5_000)
+    config = {
+        "name": "s", "representation": "fuzzy", "averaging": ["micro", "samples", "none"],
+        "metrics": ["f1", "kld", {"name": "map_binned", "bins": 20}],
+        "statistics": {"bootstrap": {"resamples": 50, "method": "poisson", "seed": 3}},
+    }
+    data_section = {"reference": reference, "systems": {"p": system}}
+
+    def bounds(stream):
+        results = evalkit.run({**config, "data": {**data_section, "stream": stream}})
+        return {(r.averaging, r.metric, r.class_): (r.value, r.ci_low, r.ci_high) for r in results.rows}
+
+    streamed, in_memory = bounds(True), bounds(False)
+    assert streamed.keys() == in_memory.keys()
+    for key, expected in in_memory.items():
+        assert streamed[key] == pytest.approx(expected, rel=1e-12), key
+        assert expected[1] <= expected[0] <= expected[2], key
