@@ -100,6 +100,16 @@ def _parquet(long: bool) -> bytes:
     return buffer.getvalue()
 
 
+def _parquet_events() -> bytes:
+    import pandas as pd
+
+    frame = pd.DataFrame({"filename": ["a.wav", "a.wav", "b.wav"], "onset": [0.0, 2.0, 0.5],
+                          "offset": [1.5, 3.0, 0.75], "event_label": ["dog", "cat", "dog"]})
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
 def _graphml() -> bytes:
     import networkx as nx
 
@@ -122,6 +132,7 @@ SEEDS: dict[str, tuple[str, Any, Callable[[Path], Any]]] = {
     "npz_compressed": ("data.npz", _npz(compressed=True), lambda p: load(p, "matrix")),
     "parquet": ("data.parquet", _parquet(long=False), lambda p: load(p, "matrix")),
     "parquet_long": ("data.parquet", _parquet(long=True), lambda p: load(p, "matrix")),
+    "parquet_events": ("events.parquet", _parquet_events(), lambda p: load(p, "items")),
     "jsonl": ("data.jsonl", b'{"id": "a", "items": ["x", "y"]}\n{"id": "b", "items": {"k": ["z"]}}\n'
                             b'{"id": "c", "reference": ["q"], "prediction": ["r"]}\n', lambda p: load(p, "items")),
     "csv_items": ("data.csv", b"id,item,class\na,x,k\na,y,k\nb,z,m\n", lambda p: load(p, "items")),
@@ -214,7 +225,7 @@ def test_a_mutated_file_loads_or_gives_an_error_naming_it(name, data):
 def test_every_registered_loader_is_fuzzed():
     registry = default_registry()
     builtin = {n for n in registry.names("loader") if registry.entry("loader", n).distribution == "evalkit"}
-    fuzzed = {"csv", "npy", "npz", "parquet", "jsonl", "csv_items", "events", "maestro"}
+    fuzzed = {"csv", "npy", "npz", "parquet", "jsonl", "csv_items", "events", "parquet_events", "maestro"}
     assert builtin == fuzzed, "add a seed file for each new loader to SEEDS"
     for name, (file_name, _, read) in SEEDS.items():
         assert name in {"audioset", "node_link", "edgelist", "graphml"} or read is not read_ontology, file_name

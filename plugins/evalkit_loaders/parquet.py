@@ -54,13 +54,18 @@ class ParquetMatrix(BaseComponent):
     suffixes = (".parquet", ".pq")
 
     def load(self, path: Path, role: str) -> LabelMatrix:
+        import pyarrow as pa
+
         frame = read_table(path)
         where = str(path)
         check_header([str(c) for c in frame.columns], where, what="column")
         id_column = _id_column(frame.columns)
-        if id_column is not None and _is_long(frame.columns, id_column):
-            return _long(frame, id_column, where)
-        return _wide(frame, id_column, where)
+        try:
+            if id_column is not None and _is_long(frame.columns, id_column):
+                return _long(frame, id_column, where)
+            return _wide(frame, id_column, where)
+        except pa.ArrowException as exc:  # pandas' text columns may decode lazily
+            raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
 
     def stream(self, path: Path, role: str, rows: int) -> Iterator[LabelMatrix]:
         """A wide table ``rows`` at a time (whole row groups are read as needed); a long table
@@ -85,11 +90,12 @@ class ParquetMatrix(BaseComponent):
         while True:
             try:
                 batch = next(batches, None)
+                chunk = None if batch is None else _wide(batch.to_pandas(ignore_metadata=True), id_column, where)
             except (pa.ArrowException, ValueError) as exc:
                 raise DataError(f"{where}: rows {start + 1} to {start + rows} cannot be read ({exc})") from None
-            if batch is None:
+            if batch is None or chunk is None:
                 return
-            yield _wide(batch.to_pandas(ignore_metadata=True), id_column, where)
+            yield chunk
             start += batch.num_rows
 
 

@@ -28,6 +28,7 @@ from evalkit.plugin import (
     hookimpl,
 )
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
+from evalkit_segments.parquet_events import ParquetEventList
 
 
 @hookimpl
@@ -44,6 +45,7 @@ def evalkit_register_similarities(register):
 @hookimpl
 def evalkit_register_loaders(register):
     register(EventListLoader)
+    register(ParquetEventList)
     register(MaestroSoftLabels)
 
 
