@@ -126,3 +126,15 @@ def test_streamed_poisson_intervals_equal_in_memory_ones(tmp_path, data):
     for key, expected in in_memory.items():
         assert streamed[key] == pytest.approx(expected, rel=1e-12), key
         assert expected[1] <= expected[0] <= expected[2], key
+
+
+def test_a_bad_cell_in_a_streamed_csv_names_its_line(tmp_path, data):
+    ids, ref, pred = data
+    frame = pd.DataFrame(pred[:30_000], columns=CLASSES, index=pd.Index(ids[:30_000], name="id"))
+    frame.to_csv(tmp_path / "pred.csv")
+    text = (tmp_path / "pred.csv").read_text().splitlines()
+    text[25_001] = text[25_001].rsplit(",", 1)[0] + ",oops"  # line 25,002: past the first chunk
+    (tmp_path / "pred.csv").write_text("\n".join(text) + "\n")
+    reference = write_parquet(tmp_path / "ref.parquet", ids[:30_000], ref[:30_000], 10_000)
+    with pytest.raises(DataError, match="pred.csv:25002: .*'oops'"):
+        stream(reference, str(tmp_path / "pred.csv"))

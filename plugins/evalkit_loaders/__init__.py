@@ -95,6 +95,52 @@ class DelimitedLoader(BaseComponent[DelimitedParams]):
 
     def load(self, path: Path, role: str) -> LabelMatrix:
         delimiter = _delimiter(path)
+        header, names, id_index = self._header(path, delimiter)
+        try:
+            values, raw_ids = _read(path, delimiter, len(names), id_index)
+            ids = None if raw_ids is None else clean_ids(raw_ids, str(path))
+        except (ValueError, DataError) as exc:  # the columnar reader says that a line is bad, not which
+            _diagnose(path, delimiter, names, id_index)
+            if isinstance(exc, DataError):
+                raise
+            raise DataError(f"{path}: cannot be read as a table of numbers ({exc})") from exc
+        if self.params.id_column is None and id_index is None:
+            _not_ids_or_times(path, header, names, values)
+        classes = tuple(n for i, n in enumerate(names) if i != id_index)
+        return LabelMatrix(values, classes, ids, str(path))
+
+    def stream(self, path: Path, role: str, rows: int) -> Iterator[LabelMatrix]:
+        """The table ``rows`` rows at a time, by pandas' C parser; a chunk that does not parse
+        is read again row by row, to name its line."""
+        import pandas as pd  # type: ignore[import-untyped]
+
+        delimiter = _delimiter(path)
+        header, names, id_index = self._header(path, delimiter)
+        columns = [str(i) for i in range(len(names))]
+        id_name = None if id_index is None else columns[id_index]
+        dtype = {c: (object if i == id_index else np.float64) for i, c in enumerate(columns)}
+        classes = tuple(n for i, n in enumerate(names) if i != id_index)
+        exact = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}  # as _read
+        try:
+            with pd.read_csv(
+                path, sep=delimiter, header=0, names=columns, index_col=False, dtype=dtype, na_filter=False,
+                encoding="utf-8-sig", engine="c", chunksize=rows, **exact,
+            ) as chunks:
+                first = True
+                for chunk in chunks:
+                    ids = None if id_name is None else clean_ids(chunk.pop(id_name).tolist(), str(path))
+                    values = chunk.to_numpy(np.float64)
+                    if first and self.params.id_column is None and id_index is None:
+                        _not_ids_or_times(path, header, names, values)
+                    first = False
+                    yield LabelMatrix(values, classes, ids, str(path))
+        except (ValueError, pd.errors.ParserError):
+            _diagnose(path, delimiter, names, id_index)
+            raise DataError(f"{path}: cannot be read as a table of numbers") from None
+
+    def _header(self, path: Path, delimiter: str) -> tuple[int, tuple[str, ...], int | None]:
+        """The header's line, the column names and the id column's position, checked against
+        the first row."""
         records = _filled(csv_rows(path, delimiter))
         try:
             header = next(records, None)
@@ -107,18 +153,7 @@ class DelimitedLoader(BaseComponent[DelimitedParams]):
         names = check_header(header[1], f"{path}:{header[0]}", unnamed=id_index)
         if first is not None and len(first[1]) != len(names):
             raise DataError(f"{path}:{first[0]}: {len(first[1])} fields, but the header has {len(names)}")
-        try:
-            values, raw_ids = _read(path, delimiter, len(names), id_index)
-            ids = None if raw_ids is None else clean_ids(raw_ids, str(path))
-        except (ValueError, DataError) as exc:  # the columnar reader says that a line is bad, not which
-            _diagnose(path, delimiter, names, id_index)
-            if isinstance(exc, DataError):
-                raise
-            raise DataError(f"{path}: cannot be read as a table of numbers ({exc})") from exc
-        if self.params.id_column is None and id_index is None:
-            _not_ids_or_times(path, header[0], names, values)
-        classes = tuple(n for i, n in enumerate(names) if i != id_index)
-        return LabelMatrix(values, classes, ids, str(path))
+        return header[0], names, id_index
 
     def _id_column(self, path: Path, header: tuple[int, list[str]], first: tuple[int, list[str]] | None) -> int | None:
         """The position of the id column: the one named by ``id_column``, none for ``false``, or
@@ -144,7 +179,7 @@ def _read(path: Path, delimiter: str, width: int, id_index: int | None) -> tuple
     """Values (and raw ids) by pandas' C parser, a chunk of rows at a time, each chunk written in
     place into one float64 matrix allocated for the most rows the file can hold and shrunk to the
     rows it has: no Python list of cells, no second copy of the matrix."""
-    import pandas as pd  # type: ignore[import-untyped]
+    import pandas as pd
 
     columns = [str(i) for i in range(width)]  # by position: the header was read and checked
     dtype = {c: (object if i == id_index else np.float64) for i, c in enumerate(columns)}
