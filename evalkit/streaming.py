@@ -33,7 +33,15 @@ from evalkit.uncertainty import batch_values, percentile_bounds, rows_of, stack
 
 
 def chunks_of(plan: Plan, source: Source, rows: int = CHUNK_ROWS) -> Iterator[LabelMatrix]:
-    """The source's rows as matrices of exactly ``rows`` rows (the last one shorter)."""
+    """The source's rows as matrices of exactly ``rows`` rows (the last one shorter), with the
+    classes ``data.classes`` selects."""
+    selected = plan.config.data.classes
+    for chunk in _chunks(source, rows):
+        yield chunk if selected is None else chunk.select(selected)
+
+
+def _chunks(source: Source, rows: int) -> Iterator[LabelMatrix]:
+    """The source's rows in chunks of ``rows``: streamed by its loader, or read whole and cut."""
     stream = optional(source.loader, "stream") if source.loader is not None else None
     if stream is not None and source.full is not None:
         parts: Iterator[LabelMatrix] = stream(source.full, source.role, rows)
@@ -187,8 +195,6 @@ def stream_rows(plan: Plan, progress: Progress | None = None) -> tuple[list[Row]
     last: str | None = None
     for reference in chunks_of(plan, plan.reference):
         last = check_sorted(reference, last, offset)
-        if config.data.classes is not None:
-            reference = reference.select(config.data.classes)
         reference = reference.check_memberships()[0]
         if not classes:
             by_position = reference.ids is None

@@ -138,3 +138,24 @@ def test_a_bad_cell_in_a_streamed_csv_names_its_line(tmp_path, data):
     reference = write_parquet(tmp_path / "ref.parquet", ids[:30_000], ref[:30_000], 10_000)
     with pytest.raises(DataError, match="pred.csv:25002: .*'oops'"):
         stream(reference, str(tmp_path / "pred.csv"))
+
+
+def test_classes_and_clip_as_in_memory(tmp_path, data):
+    ids, ref, pred = data
+    over = pred.copy()
+    over[::1000, 1] = 1.25  # clipped with clip: true
+    reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 9_000)
+    system = write_parquet(tmp_path / "pred.parquet", ids, over, 11_000)
+
+    def rows(stream):
+        results = evalkit.run({
+            "name": "s", "metrics": ["f1", "kld"], "averaging": ["micro", "none"],
+            "data": {"reference": reference, "systems": {"p": system}, "stream": stream, "classes": ["c", "b"], "clip": True},
+        })
+        return {(r.averaging, r.metric, r.class_): r.value for r in results.rows}, results.notes
+
+    (streamed, notes), (in_memory, memory_notes) = rows(True), rows(False)
+    assert streamed.keys() == in_memory.keys() and {k[2] for k in streamed} == {None, "c", "b"}
+    for key, value in in_memory.items():
+        assert streamed[key] == pytest.approx(value, rel=1e-12), key
+    assert notes[0] == memory_notes[0] == "p: 40 prediction value(s) outside [0, 1] were clipped (clip: true)"
