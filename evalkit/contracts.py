@@ -175,10 +175,11 @@ class GuardedMetric(Guarded):
 
 class GuardedLoader(Guarded):
     """A file that cannot be read (not UTF-8, truncated, corrupt, malformed CSV) is a data error
-    naming the file, whatever loader reads it; "a bug in the plugin" is kept for the rest."""
+    naming the file, whatever loader reads it; "a bug in the plugin" is kept for the rest. A
+    ``stream`` is guarded chunk by chunk, as its file is read."""
 
     def _call(self, name: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if name not in ("load", "sniff"):
+        if name not in ("load", "sniff", "stream"):
             return super()._call(name, method, *args, **kwargs)
         path = (*args, *kwargs.values())[0]
 
@@ -186,7 +187,19 @@ class GuardedLoader(Guarded):
             with reading(path):
                 return method(*args, **kwargs)
 
+        if name == "stream":  # the generator reads as it is advanced: guard each step
+            return self._chunks(super()._call(name, read, *args, **kwargs), path)
         return super()._call(name, read, *args, **kwargs)
+
+    def _chunks(self, chunks: Any, path: Any) -> Any:
+        """Each chunk of a stream, read under the same guard as a whole file."""
+
+        def advance() -> Any:
+            with reading(path):
+                return next(chunks, None)
+
+        while (chunk := super()._call("stream", advance)) is not None:
+            yield chunk
 
 
 GUARDS: dict[str, type[Guarded]] = {

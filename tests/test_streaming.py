@@ -159,3 +159,20 @@ def test_classes_and_clip_as_in_memory(tmp_path, data):
     for key, value in in_memory.items():
         assert streamed[key] == pytest.approx(value, rel=1e-12), key
     assert notes[0] == memory_notes[0] == "p: 40 prediction value(s) outside [0, 1] were clipped (clip: true)"
+
+
+def test_a_file_that_breaks_while_streaming_is_a_data_error_naming_it(tmp_path, data):
+    ids, ref, pred = data
+    reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 10_000)
+    broken = tmp_path / "broken.parquet"
+    body = bytearray((tmp_path / "ref.parquet").read_bytes())
+    middle = len(body) // 2
+    body[middle : middle + 64] = b"\xff" * 64  # a row group's pages, not the footer
+    broken.write_bytes(bytes(body))
+    with pytest.raises(DataError, match="broken.parquet"):
+        stream(reference, str(broken))
+    np.save(tmp_path / "pred.npy", pred)
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "pred.npy").read_bytes()[:-8])
+    np.save(tmp_path / "ref.npy", ref)
+    with pytest.raises(DataError, match="cut.npy: the header promises"):
+        stream(str(tmp_path / "ref.npy"), str(tmp_path / "cut.npy"))
