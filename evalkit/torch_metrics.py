@@ -1,9 +1,10 @@
 """torchmetrics ``Metric`` classes over evalkit's evaluation state (``pip install 'evalkit[torch]'``).
 
-Every number of an :class:`~evalkit.state.State` for set metrics is a sum over samples, so it
-becomes a set of float64 tensors registered with ``dist_reduce_fx="sum"``: torchmetrics then
-accumulates, resets, merges (``merge_state``) and synchronises them across processes as it does
-its own, and ``compute()`` hands the summed state back to an :class:`~evalkit.evaluator.Evaluator`.
+Every number of an :class:`~evalkit.state.State` for set metrics is a sum over samples, so the
+state becomes a fixed set of float64 tensors registered with ``dist_reduce_fx="sum"``:
+torchmetrics then accumulates, resets, merges (``merge_state``) and synchronises them across
+processes as it does its own, and ``compute()`` hands the summed state back to an
+:class:`~evalkit.evaluator.Evaluator`, so the values are the Evaluator's on all the samples seen.
 
     f1 = FuzzyF1Score(classes=17, averaging="macro")
     for x, soft_labels in loader:
@@ -11,12 +12,16 @@ its own, and ``compute()`` hands the summed state back to an :class:`~evalkit.ev
     f1.compute()                                       # tensor(0.83..., dtype=torch.float64)
 
 Unlike :meth:`Evaluator.update(reference, prediction) <evalkit.evaluator.Evaluator.update>`,
-``update`` takes torchmetrics' order, **preds first**. Each batch is copied to the host as it is
-scored (evaluation needs no gradient), and only the sums stay on the metric's device.
+``update`` takes torchmetrics' order, **preds first**. Each batch is copied to the host as
+float64 (detached: evaluation needs no gradient) and scored there; only the sums, a few numbers
+per class, are added to the metric's tensors on its device.
+
+This module is the only one of evalkit that imports torch; ``import evalkit`` does not.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import fields, replace
 from typing import Any, ClassVar
@@ -25,7 +30,9 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
+from evalkit.arrays import host_array
 from evalkit.config import Spec
+from evalkit.errors import ConfigError
 from evalkit.evaluator import Evaluator
 from evalkit.state import State
 
@@ -39,53 +46,81 @@ __all__ = [
     "FuzzyRecall",
 ]
 
+#: An evalkit state as named numbers: (path, value) where the path says where the value sits,
+#: e.g. ("summary", 0, "sample_sums", "f1") or ("data", "kld").
+Path = tuple[Any, ...]
 
-def _sums(state: State) -> dict[str, np.ndarray]:
-    """Every number of a state, by a name that says where it sits (``summary.<key>.<field>``,
-    ``data.<metric>``, ``n_samples``), as float64 arrays. A data metric whose state is not an
-    array of sums (mAP keeps its scores) is refused."""
-    out = {"n_samples": np.asarray(state.n_samples, dtype=np.float64)}
-    for key, summary in state.summaries.items():
+
+def _numbers(state: State) -> dict[Path, Any]:
+    """Every number of ``state`` by its path: the state's sample count, each summary's fields
+    (``None`` fields are absent; dict fields give one entry per key) and each data metric's
+    state. Values are as the state holds them; :func:`_with_numbers` is the inverse."""
+    out: dict[Path, Any] = {("n_samples",): state.n_samples}
+    for i, summary in enumerate(state.summaries.values()):
         for f in fields(summary):
             value = getattr(summary, f.name)
             if isinstance(value, dict):
-                out.update({f"summary.{key}.{f.name}.{k}": np.asarray(v, dtype=np.float64) for k, v in value.items()})
+                out.update({("summary", i, f.name, k): v for k, v in value.items()})
             elif value is not None:
-                out[f"summary.{key}.{f.name}"] = np.asarray(value, dtype=np.float64)
-    for label, value in state.data.items():
-        if not isinstance(value, np.ndarray):
-            raise ValueError(
-                f"metric {label!r} keeps more than sums ({type(value).__name__}), so it cannot be a torchmetrics "
-                "state that syncs by summing; evaluate it with evalkit.Evaluator"
-            )
-        out[f"data.{label}"] = value.astype(np.float64)
+                out[("summary", i, f.name)] = value
+    out.update({("data", label): value for label, value in state.data.items()})
     return out
 
 
-def _state(template: State, sums: dict[str, np.ndarray]) -> State:
-    """The state of ``template``'s layout holding ``sums`` (the inverse of :func:`_sums`)."""
+def _with_numbers(template: State, numbers: dict[Path, np.ndarray]) -> State:
+    """``template`` (a state of the same layout) holding ``numbers`` instead of its own."""
+
+    def like(old: Any, new: np.ndarray) -> Any:
+        return new if isinstance(old, np.ndarray) else float(new)  # a plain number stays one
+
     summaries = {}
-    for key, summary in template.summaries.items():
+    for i, (key, summary) in enumerate(template.summaries.items()):
         changes: dict[str, Any] = {}
         for f in fields(summary):
-            value = getattr(summary, f.name)
-            if isinstance(value, dict):
-                changes[f.name] = {k: sums[f"summary.{key}.{f.name}.{k}"] for k in value}
-            elif value is not None:
-                changes[f.name] = sums[f"summary.{key}.{f.name}"]
+            old = getattr(summary, f.name)
+            if isinstance(old, dict):
+                changes[f.name] = {k: like(v, numbers[("summary", i, f.name, k)]) for k, v in old.items()}
+            elif old is not None:
+                changes[f.name] = like(old, numbers[("summary", i, f.name)])
         summaries[key] = replace(summary, **changes)
-    data = {label: sums[f"data.{label}"] for label in template.data}
-    return replace(template, summaries=summaries, data=data, n_samples=float(sums["n_samples"]))
+    data = {label: like(old, numbers[("data", label)]) for label, old in template.data.items()}
+    return replace(template, summaries=summaries, data=data, n_samples=float(numbers[("n_samples",)]))
+
+
+def _is_sum(value: Any) -> bool:
+    """A number or an array of numbers: what merges by ``+`` as a sum (a list would concatenate)."""
+    return isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.dtype.kind in "biuf")
+
+
+def _host64(value: Any, where: str) -> Any:
+    """A batch on the host: a tensor (any device, gradients or not, any numeric dtype) or an
+    array as a float64 NumPy array, so every sum is exact to float64 rounding; anything else
+    (lists of rows, DataFrames) as it is, for the Evaluator to read."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to(device="cpu", dtype=torch.float64).numpy()
+    value = host_array(value, where)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return value.astype(np.float64, copy=False)
+    return value
 
 
 class EvalkitMetric(Metric):
     """evalkit's metrics of one combination of components as a torchmetrics ``Metric``.
 
-    ``classes`` (names, or how many) fixes the columns, so that every state has its shape from
-    the start, as torchmetrics requires; the other keywords are :class:`Evaluator`'s, one
-    component each (make one metric per combination to compare several). ``compute()`` gives
-    {metric label: tensor}: a scalar, or one value per class under ``averaging="none"``.
-    Keywords torchmetrics' ``Metric`` takes (``sync_on_compute``, ``dist_sync_fn``, ...) pass on.
+    ``classes`` (the class names, or how many there are) fixes the columns, so that every state
+    has its shape from the start, as torchmetrics requires. The other keywords are
+    :class:`~evalkit.evaluator.Evaluator`'s, one component each (a name or
+    ``{"name": ..., **params}``; make one metric per combination to compare several), except
+    ``metrics``, which may list several. Keywords of torchmetrics' ``Metric``
+    (``sync_on_compute``, ``dist_sync_fn``, ...) pass on to it.
+
+    ``update(preds, target)`` takes **predictions first**, as torchmetrics does: the other way
+    round from ``Evaluator.update(reference, prediction)``. ``compute()`` gives
+    {metric label: float64 tensor}, a scalar or, under ``averaging="none"``, one value per class.
+
+    The states are the sums of the Evaluator's :class:`~evalkit.state.State`, as float64 tensors
+    reduced by summing (``metric.metric_state`` shows them by name). Metrics whose state is not a
+    sum of fixed size (mAP and OmAP keep every score) are refused: use the Evaluator for them.
     """
 
     is_differentiable = False
@@ -99,50 +134,135 @@ class EvalkitMetric(Metric):
         clip: bool = False, **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        for key, value in (("representation", representation), ("tnorm", tnorm), ("averaging", averaging)):
+        who = type(self).__name__
+        for key, value in (
+            ("representation", representation), ("tnorm", tnorm), ("similarity", similarity), ("averaging", averaging),
+        ):
             if isinstance(value, (list, tuple)):
-                raise ValueError(f"{type(self).__name__}: {key} takes one component; make one metric per combination")
-        names = [f"class {i}" for i in range(classes)] if isinstance(classes, int) else [str(c) for c in classes]
-        settings: dict[str, Any] = {
+                raise ConfigError(
+                    f"{who}(): {key} takes one component, not a list ({value!r}); make one metric per combination "
+                    "(or compare them with evalkit.Evaluator)"
+                )
+        self._settings: dict[str, Any] = {
             "representation": representation, "tnorm": tnorm, "similarity": similarity, "averaging": averaging,
-            "metrics": metrics, "classes": names, "zero_division": zero_division, "clip": clip,
+            "metrics": metrics, "classes": _class_names(classes, who), "zero_division": zero_division, "clip": clip,
         }
-        self._settings = settings
-        self._evaluator = Evaluator(**settings)
-        zeros = np.zeros((1, len(names)))  # a sample of weight 0: every sum in its shape, all 0
-        self._template = Evaluator(**settings).update(zeros, zeros, sample_weight=[0.0]).state()
-        sums = _sums(self._template)
-        self._names = sorted(sums)
-        for i, name in enumerate(self._names):  # torchmetrics' states are attributes: named by index
-            self.add_state(f"sum_{i}", default=torch.zeros(sums[name].shape, dtype=torch.float64), dist_reduce_fx="sum")
+        self._evaluator: Evaluator | None = None
+        evaluator = self._batch_evaluator()  # checks every component, as Evaluator() does
+        if evaluator.kind != "matrix":
+            raise ConfigError(
+                f"{who}(): representation {evaluator.axes.representations[0].label!r} reads {evaluator.kind}, not "
+                "membership matrices; torchmetrics classes take (samples x classes) tensors"
+            )
+        # The layout of the state, from zero-membership samples: one sample, then two. A number
+        # whose shape depends on the samples (or that is not a number) cannot be a summed state.
+        states = []
+        for rows in (1, 2):
+            zeros = np.zeros((rows, len(self._settings["classes"])))
+            states.append(evaluator.update(zeros, zeros).state())
+            evaluator.reset()
+        assert len(states[0].summaries) <= 1, "one combination of components: one summary at most"
+        self._template = states[0]  # the layout that compute() fills with the summed tensors
+        one, two = map(_numbers, states)
+        for path, value in one.items():
+            if not (_is_sum(value) and _is_sum(two[path]) and np.shape(value) == np.shape(two[path])):
+                raise ConfigError(
+                    f"{who}(): metric {path[1]!r} keeps more than sums of a fixed size ({type(value).__name__}), so it "
+                    "cannot be a torchmetrics state that synchronises by summing; evaluate it with evalkit.Evaluator"
+                    if path[0] == "data" else
+                    f"{who}(): the state's {'.'.join(map(str, path))} is not a sum of a fixed size; "
+                    "evaluate this combination with evalkit.Evaluator"
+                )
+        #: state attribute -> (path in the evalkit state, shape)
+        self._layout: dict[str, tuple[Path, tuple[int, ...]]] = {}
+        for path, value in one.items():
+            name = _state_name(path, self._layout, self)
+            self._layout[name] = (path, np.shape(value))
+            self.add_state(name, default=torch.zeros(np.shape(value), dtype=torch.float64), dist_reduce_fx="sum")
 
     def update(self, preds: Any, target: Any, sample_weight: Any = None) -> None:
-        """Add a batch: ``preds`` and ``target`` are (samples x classes) memberships (tensors on
-        any device, gradients or not, arrays, lists), **predictions first**, as in torchmetrics;
-        ``sample_weight`` weighs the samples."""
-        self._evaluator.reset()
-        batch = _sums(self._evaluator.update(target, preds, sample_weight=sample_weight).state())
-        for i, name in enumerate(self._names):
-            total = getattr(self, f"sum_{i}")
-            total += torch.as_tensor(batch[name], dtype=torch.float64, device=total.device)
+        """Add a batch. **Predictions first**, as in torchmetrics (``Evaluator.update`` takes the
+        reference first): ``preds`` and ``target`` are (samples x classes) memberships in [0, 1]
+        (tensors on any device, gradients or not; arrays; lists of rows), ``sample_weight`` one
+        weight per sample. The batch is copied to the host as float64 and scored there."""
+        evaluator = self._batch_evaluator()
+        weights = None if sample_weight is None else _host64(sample_weight, "sample_weight")
+        try:
+            evaluator.update(_host64(target, "target"), _host64(preds, "preds"), sample_weight=weights)
+            numbers = _numbers(evaluator.state())
+        finally:
+            evaluator.reset()
+        flat = np.concatenate([np.ravel(numbers[path]) for path, _ in self._layout.values()]).astype(np.float64)
+        added = torch.from_numpy(flat).to(self.device)  # one copy to the metric's device
+        start = 0
+        for name, (_, shape) in self._layout.items():
+            size = int(np.prod(shape))
+            total = getattr(self, name)
+            total += added[start : start + size].reshape(shape)
+            start += size
 
     def compute(self) -> Any:
-        sums = {name: getattr(self, f"sum_{i}").detach().cpu().numpy() for i, name in enumerate(self._names)}
-        evaluator = Evaluator(**self._settings)
-        out: dict[str, Any] = {}
-        for measure, value in evaluator.merge(_state(self._template, sums)).values().items():
-            out.setdefault(measure.metric, []).append(value)
-        return {k: torch.tensor(v[0] if len(v) == 1 else v, dtype=torch.float64) for k, v in out.items()}
+        """{metric label: float64 tensor} of every sample seen (in every process, when synced)."""
+        numbers = {path: getattr(self, name).detach().cpu().numpy() for name, (path, _) in self._layout.items()}
+        evaluator = self._batch_evaluator()
+        try:
+            values = evaluator.merge(_with_numbers(self._template, numbers)).values()
+        finally:
+            evaluator.reset()
+        grouped: dict[str, list[float]] = {}
+        for measure, value in values.items():
+            grouped.setdefault(measure.metric, []).append(value)
+        return {
+            label: torch.tensor(v[0] if len(v) == 1 else v, dtype=torch.float64, device=self.device)
+            for label, v in grouped.items()
+        }
+
+    def _fresh_evaluator(self) -> Evaluator:
+        return Evaluator(**self._settings)
+
+    def _batch_evaluator(self) -> Evaluator:
+        """An Evaluator kept between calls (and reset after each); not pickled."""
+        if self._evaluator is None:
+            self._evaluator = self._fresh_evaluator()
+        return self._evaluator
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The Evaluator holds the plugin registry, which need not pickle; it is made again on use.
+        return {**super().__getstate__(), "_evaluator": None}
+
+
+def _class_names(classes: Any, who: str) -> list[str]:
+    if isinstance(classes, int) and not isinstance(classes, bool):
+        if classes < 1:
+            raise ConfigError(f"{who}(): classes={classes}: give at least one class")
+        return [f"class {i}" for i in range(classes)]
+    if isinstance(classes, (str, bytes)) or not isinstance(classes, Sequence) or not classes:
+        raise ConfigError(f"{who}(): classes takes the class names (a list) or how many classes there are (an int)")
+    return [str(c) for c in classes]
+
+
+def _state_name(path: Path, taken: dict[str, Any], metric: Metric) -> str:
+    """An attribute name for a state: ``sum_`` and its path, e.g. ``sum_n_samples``,
+    ``sum_summary_inter``, ``sum_summary_sample_sums_f1``, ``sum_data_kld``."""
+    parts = [str(p) for p in path if not isinstance(p, int)]  # the one summary's index
+    base = "sum_" + re.sub(r"\W+", "_", "_".join(parts)).strip("_")
+    name, i = base, 1
+    while name in taken or hasattr(metric, name):
+        i += 1
+        name = f"{base}_{i}"
+    return name
 
 
 class _OneMetric(EvalkitMetric):
-    """One metric, whose ``compute()`` is its tensor."""
+    """One metric, whose ``compute()`` is its tensor (a scalar, or one value per class)."""
 
     metric: ClassVar[Spec]
     higher_is_better = True
 
-    def __init__(self, *, classes: int | Sequence[str], metric: Spec | None = None, **kwargs: Any) -> None:
-        super().__init__(classes=classes, metrics=[metric or self.metric], **kwargs)
+    def __init__(self, *, classes: int | Sequence[str], _spec: Spec | None = None, **kwargs: Any) -> None:
+        if "metrics" in kwargs:
+            raise ConfigError(f"{type(self).__name__}() computes {self.metric!r}; for other metrics use EvalkitMetric")
+        super().__init__(classes=classes, metrics=[_spec or self.metric], **kwargs)
 
     def compute(self) -> Any:
         (value,) = super().compute().values()
@@ -150,40 +270,41 @@ class _OneMetric(EvalkitMetric):
 
 
 class FuzzyPrecision(_OneMetric):
-    """|G ∩ P| / |P| (Harju & Mesaros's fuzzy precision on soft labels)."""
+    """|G ∩ P| / |P|: fuzzy precision of soft labels (``update(preds, target)``, preds first)."""
 
     metric = "precision"
 
 
 class FuzzyRecall(_OneMetric):
-    """|G ∩ P| / |G|."""
+    """|G ∩ P| / |G| (``update(preds, target)``, preds first)."""
 
     metric = "recall"
 
 
 class FuzzyF1Score(_OneMetric):
-    """2 |G ∩ P| / (|G| + |P|)."""
+    """2 |G ∩ P| / (|G| + |P|) (``update(preds, target)``, preds first)."""
 
     metric = "f1"
 
 
 class FuzzyJaccardIndex(_OneMetric):
-    """|G ∩ P| / |G ∪ P|."""
+    """|G ∩ P| / |G ∪ P| (``update(preds, target)``, preds first)."""
 
     metric = "jaccard"
 
 
 class FuzzyHammingLoss(_OneMetric):
-    """(|G| + |P| − 2|G ∩ P|) / cells; lower is better."""
+    """(|G| + |P| − 2 |G ∩ P|) / cells; lower is better (``update(preds, target)``, preds first)."""
 
     metric = "hamming_loss"
     higher_is_better = False
 
 
 class FuzzyFBetaScore(_OneMetric):
-    """(1 + β²) |G ∩ P| / (β² |G| + |P|), with ``beta``."""
+    """(1 + β²) |G ∩ P| / (β² |G| + |P|), with ``beta`` (``update(preds, target)``, preds first)."""
 
     metric = "fbeta"
 
     def __init__(self, *, classes: int | Sequence[str], beta: float = 1.0, **kwargs: Any) -> None:
-        super().__init__(classes=classes, metric={"name": "fbeta", "beta": beta}, **kwargs)
+        super().__init__(classes=classes, _spec={"name": "fbeta", "beta": beta}, **kwargs)
+        self.beta = beta
