@@ -1,17 +1,20 @@
 """scikit-learn-shaped metric functions, for people who reach for ``sklearn.metrics`` first.
 
-``precision_score``, ``recall_score``, ``f1_score``, ``fbeta_score``, ``jaccard_score``,
-``precision_recall_fscore_support``, ``hamming_loss``, ``accuracy_score`` and
+``precision_recall_fscore_support``, ``precision_score``, ``recall_score``, ``f1_score``,
+``fbeta_score``, ``jaccard_score``, ``hamming_loss``, ``accuracy_score`` and
 ``average_precision_score`` take scikit-learn's arguments, in its order and with its defaults,
 and return its shapes. On crisp labels they give scikit-learn's numbers (``sample_weight`` and
-``zero_division`` included); on soft labels (memberships in [0, 1]) evalkit's fuzzy ones, with
-evalkit's own keywords ``tnorm`` and ``representation``. Each call is one
-:class:`~evalkit.evaluator.Evaluator` update.
+``zero_division`` included, with its ``UndefinedMetricWarning``); on soft labels (memberships in
+[0, 1]) evalkit's fuzzy ones, under evalkit's own keywords ``tnorm`` and ``representation``.
+
+Each call turns the labels into indicator (or membership) columns, one per label, and makes one
+:class:`~evalkit.evaluator.Evaluator` update of them: everything is vectorized over the samples.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.api import evaluate
+from evalkit import keywords
+from evalkit.arrays import host_array
 from evalkit.config import Spec
+from evalkit.errors import DataError
+from evalkit.evaluator import Evaluator
 from evalkit.keywords import suggest_keywords
 
 __all__ = [
@@ -37,65 +43,171 @@ __all__ = [
 ]
 
 AVERAGES = (None, "binary", "micro", "macro", "weighted", "samples")
-#: metric -> (the sides whose mass 0 leaves it undefined, its name, what those parts lack)
-UNDEFINED = {
-    "precision": (("pred",), "Precision", "predicted"),
-    "recall": (("ref",), "Recall", "true"),
-    "f-score": (("ref", "pred"), "F-score", "true nor predicted"),
-    "jaccard": (("ref", "pred"), "Jaccard", "true or predicted"),
-}
+#: The largest finite beta evalkit's F-beta takes (beyond it, beta² times the counts overflows).
+MAX_BETA = 1e6
 
 
 class UndefinedMetricWarning(UserWarning):
-    """A ratio was 0/0 and ``zero_division="warn"`` set it to 0 (scikit-learn's warning)."""
+    """A ratio was 0/0 and ``zero_division="warn"`` set it to 0 (scikit-learn's warning of this
+    name, defined here since scikit-learn is not a dependency)."""
 
 
 @dataclass(frozen=True)
 class Targets:
-    """Both sides as (samples x labels) memberships, with what scikit-learn would call them."""
+    """Both sides as (samples x labels) memberships, one column per label reported."""
 
     ref: np.ndarray
     pred: np.ndarray
-    kind: str  # "binary", "multiclass" or "multilabel"
+    kind: str  # scikit-learn's type of target: "binary", "multiclass" or "multilabel"
+    soft: bool  # some membership strictly between 0 and 1
+    counts: bool = True  # support is an integer count (scikit-learn's dtype; see _targets)
 
 
-# --------------------------------------------------------------------------------- the targets
+@dataclass(frozen=True)
+class Ratio:
+    """How scikit-learn says a metric is undefined: the sides whose mass 0 makes it 0/0."""
+
+    shown: str
+    sides: tuple[str, ...]
+    lacking: str
 
 
-def _matrix(y: Any, name: str) -> np.ndarray:
-    """``y`` as a numpy array (lists, DataFrames, tensors through ``__array__``)."""
+RATIOS = {
+    "precision": Ratio("Precision", ("pred",), "predicted"),
+    "recall": Ratio("Recall", ("ref",), "true"),
+    "f-score": Ratio("F-score", ("ref", "pred"), "true nor predicted"),
+    "jaccard": Ratio("Jaccard", ("ref", "pred"), "true or predicted"),
+}
+
+
+# ------------------------------------------------------------------------------ reading input
+
+
+def _array(y: Any, name: str) -> np.ndarray:
+    """``y`` as a 1-D or 2-D numpy array: lists, pandas objects, tensors, sparse matrices."""
+    y = host_array(y, name)
+    if callable(getattr(y, "toarray", None)):  # a scipy sparse matrix (multi-label indicators)
+        y = y.toarray()
     try:
         array = np.asarray(y)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name}: expected an array of labels or memberships ({exc})") from None
-    if array.ndim == 2 and array.shape[1] == 1:
+    if array.ndim == 2 and array.shape[1] == 1:  # a column vector, as scikit-learn reads it
         array = array[:, 0]
     if array.ndim not in (1, 2):
         raise ValueError(f"{name}: expected a 1-D array of labels or a 2-D indicator matrix, got {array.ndim} dimensions")
     return array
 
 
-def _is_soft(y: np.ndarray) -> bool:
-    """Memberships strictly between 0 and 1 somewhere: soft labels, not class labels."""
-    return y.dtype.kind == "f" and bool(((y > 0) & (y < 1)).any())
-
-
-def _targets(y_true: Any, y_pred: Any, labels: Sequence[Any] | None, pos_label: Any, average: str | None) -> Targets:
-    """The labels of both sides as indicator (or membership) columns, one per label, in the
-    order scikit-learn reports them: ``labels`` when given, else the sorted labels present."""
-    true, pred = _matrix(y_true, "y_true"), _matrix(y_pred, "y_pred")
+def _pair(y_true: Any, y_pred: Any, second: str = "y_pred") -> tuple[np.ndarray, np.ndarray]:
+    true, pred = _array(y_true, "y_true"), _array(y_pred, second)
     if len(true) != len(pred):
         raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(true)}, {len(pred)}]")
+    if len(true) == 0:
+        raise ValueError(
+            "Found empty input array (e.g., `y_true` or `y_pred`) while a minimum of 1 sample is required."
+        )
+    return true, pred
+
+
+def _is_soft(y: np.ndarray) -> bool:
+    """Float values that are not whole numbers: memberships, not class labels."""
+    return y.dtype.kind == "f" and bool((y != np.round(y)).any())
+
+
+def _weights(sample_weight: Any, n: int, nonzero: bool = True) -> np.ndarray | None:
+    """One finite weight >= 0 per sample, not all 0 (as scikit-learn asks) unless ``nonzero``
+    is False."""
+    if sample_weight is None:
+        return None
+    try:
+        weights = np.asarray(host_array(sample_weight, "sample_weight"), dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError("sample_weight: expected one number per sample") from None
+    if len(weights) != n:
+        raise ValueError(f"sample_weight.shape == ({len(weights)},), expected ({n},)!")
+    if not np.isfinite(weights).all():
+        raise ValueError("Input sample_weight contains NaN or infinity.")
+    if (weights < 0).any():
+        raise ValueError(
+            f"sample_weight: evalkit takes weights >= 0 (a sample of weight k counts k times); got {weights.min():g}"
+        )
+    if nonzero and not weights.any():
+        raise ValueError("Sample weights must contain at least one non-zero number.")
+    return weights
+
+
+def _labels_of(y: np.ndarray) -> np.ndarray:
+    """The distinct labels of ``y``, sorted (scikit-learn refuses strings mixed with numbers)."""
+    try:
+        return np.unique(y)
+    except TypeError:
+        raise ValueError("Mix of label input types (string and number)") from None
+
+
+def _one_hot(y: np.ndarray, labels: Sequence[Any]) -> np.ndarray:
+    """One indicator column per label, in the order of ``labels`` (a label absent from ``y``
+    gives a column of zeros; a value of ``y`` not among ``labels``, a row of zeros). Looks up
+    each distinct value once; the samples are placed in one vectorized step."""
+    values, inverse = np.unique(y, return_inverse=True)
+    column = {label: j for j, label in reversed(list(enumerate(_plain(labels))))}
+    of_value = np.array([column.get(v, -1) for v in _plain(values)], dtype=np.int64)
+    cols = of_value[inverse.reshape(-1)] if len(of_value) else np.full(len(y), -1)
+    out = np.zeros((len(y), len(labels)))
+    rows = np.flatnonzero(cols >= 0)
+    out[rows, cols[rows]] = 1.0
+    return out
+
+
+def _plain(values: Any) -> list[Any]:
+    """Python scalars, so that 1, 1.0 and np.int64(1) are one dictionary key."""
+    return np.asarray(values, dtype=object).tolist() if not isinstance(values, list) else [
+        v.item() if isinstance(v, np.generic) else v for v in values
+    ]
+
+
+def _memberships(y: np.ndarray, name: str) -> np.ndarray:
+    """``y`` as float memberships, each in [0, 1] (0/1 for crisp indicators)."""
+    try:
+        values = y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected memberships in [0, 1] (numbers), got {y.dtype} values") from None
+    bad = ~((values >= 0) & (values <= 1))
+    if bad.any():
+        place = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name}: memberships (soft labels, or 0/1 indicators) lie in [0, 1]; got {values[bad][0]:g} at "
+            f"{place[0] if len(place) == 1 else place}"
+        )
+    return values
+
+
+def _targets(
+    y_true: Any, y_pred: Any, labels: Sequence[Any] | None, pos_label: Any, average: str | None,
+) -> Targets:
+    """Both sides as columns, one per label, in the order scikit-learn reports them: ``labels``
+    when given, else the sorted labels present (for ``average="binary"``, ``pos_label`` only)."""
+    true, pred = _pair(y_true, y_pred)
     if true.ndim != pred.ndim:
         kinds = ["multilabel-indicator" if y.ndim == 2 else "multiclass" for y in (true, pred)]
         raise ValueError(f"Classification metrics can't handle a mix of {kinds[0]} and {kinds[1]} targets")
+    if average != "binary" and pos_label not in (None, 1):
+        warnings.warn(
+            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got {average!r}). "
+            "You may use labels=[pos_label] to specify a single positive class.",
+            UserWarning, stacklevel=_outside(),
+        )
     if true.ndim == 2:
         return _multilabel(true, pred, labels, average)
-    if _is_soft(true) or _is_soft(pred):  # soft memberships of the positive class
-        if average not in ("binary", "micro", "macro", "weighted", None):
-            raise ValueError(f"average={average!r}: soft 1-D labels are one class; use 'binary'")
-        return Targets(true.astype(np.float64).reshape(-1, 1), pred.astype(np.float64).reshape(-1, 1), "binary")
-    present = np.unique(np.concatenate([true, pred])) if len(true) else np.array([])
+    if average == "samples":
+        raise ValueError(
+            "Sample-based precision, recall, fscore is not meaningful outside multilabel classification. "
+            "See the accuracy_score instead."
+        )
+    if _is_soft(true) or _is_soft(pred):
+        return _soft_binary(_memberships(true, "y_true"), _memberships(pred, "y_pred"), labels, pos_label, average)
+    present = _labels_of(np.concatenate([true, pred]) if true.dtype.kind == pred.dtype.kind else
+                         np.concatenate([true.astype(object), pred.astype(object)]))
     kind = "binary" if len(present) <= 2 else "multiclass"
     if average == "binary":
         if kind != "binary":
@@ -103,25 +215,37 @@ def _targets(y_true: Any, y_pred: Any, labels: Sequence[Any] | None, pos_label: 
                 "Target is multiclass but average='binary'. Please choose another average setting, one of "
                 "[None, 'micro', 'macro', 'weighted']."
             )
-        if len(present) >= 2 and pos_label not in present:
+        if len(present) >= 2 and pos_label not in _plain(present):
             raise ValueError(f"pos_label={pos_label!r} is not a valid label. It should be one of {present.tolist()}")
         chosen = [pos_label]
-    elif average == "samples":
-        raise ValueError(
-            "Sample-based precision, recall, fscore is not meaningful outside multilabel classification. "
-            "See the accuracy_score instead."
-        )
     else:
-        chosen = list(present) if labels is None else list(labels)
-    return Targets(_one_hot(true, chosen), _one_hot(pred, chosen), kind)
+        chosen = _plain(present) if labels is None else list(labels)
+    # scikit-learn's support of 1-D labels is float when no sample is right (its counts then
+    # pass through a float array): the same dtype here.
+    right = bool((true == pred).any())
+    return Targets(_one_hot(true, chosen), _one_hot(pred, chosen), kind, False, right)
 
 
-def _one_hot(y: np.ndarray, labels: Sequence[Any]) -> np.ndarray:
-    """One indicator column per label, in the order of ``labels``."""
-    columns = np.zeros((len(y), len(labels)))
-    for j, label in enumerate(labels):  # a loop over labels, each a vectorized comparison
-        columns[:, j] = y == label
-    return columns
+def _soft_binary(
+    true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None, pos_label: Any, average: str | None,
+) -> Targets:
+    """1-D memberships are the binary problem of labels 0 and 1, as 0/1 labels are: μ is the
+    membership of label 1 and 1 − μ that of label 0."""
+    if average == "binary":
+        if pos_label not in (0, 1):
+            raise ValueError(f"pos_label={pos_label!r} is not a valid label. It should be one of [0, 1]")
+        chosen = [pos_label]
+    else:
+        chosen = [0, 1] if labels is None else list(labels)
+
+    def columns(mu: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(mu), len(chosen)))
+        for j, label in enumerate(chosen):  # one vectorized column per label
+            if label in (0, 1) and not isinstance(label, str):
+                out[:, j] = mu if label == 1 else 1 - mu
+        return out
+
+    return Targets(columns(true), columns(pred), "binary", True)
 
 
 def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None, average: str | None) -> Targets:
@@ -133,92 +257,138 @@ def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None
             "one of [None, 'micro', 'macro', 'weighted', 'samples']."
         )
     columns = list(range(true.shape[1])) if labels is None else list(labels)
-    if any(not isinstance(c, (int, np.integer)) or not 0 <= c < true.shape[1] for c in columns):
+    if any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < true.shape[1] for c in columns):
         raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {columns}")
-    return Targets(true[:, columns].astype(np.float64), pred[:, columns].astype(np.float64), "multilabel")
+    ref, pred_ = _memberships(true[:, columns], "y_true"), _memberships(pred[:, columns], "y_pred")
+    return Targets(ref, pred_, "multilabel", _is_soft(ref) or _is_soft(pred_))
 
 
-# ------------------------------------------------------------------------ evaluation and warnings
+# --------------------------------------------------------------------------------- evaluation
 
 
-def _weights(sample_weight: Any, n: int) -> np.ndarray | None:
-    if sample_weight is None:
-        return None
-    weights = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-    if len(weights) != n:
-        raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {len(weights)}]")
-    return weights
+def _evaluate(
+    ref: np.ndarray, pred: np.ndarray, metrics: Sequence[Spec], weights: np.ndarray | None, *,
+    averaging: str = "micro", zero_division: float = 0.0, tnorm: Spec = "minimum", representation: Spec = "fuzzy",
+) -> tuple[list[str], dict[str, Any]]:
+    """One evaluator update of the columns: the labels of the metrics, and each value the
+    evaluator reports by its name (an array, one value per column, for ``averaging="none"``
+    and per-class data metrics)."""
+    classes = [f"label {j}" for j in range(ref.shape[1])]
+    evaluator = Evaluator(
+        representation=representation, tnorm=tnorm, averaging=averaging, metrics=list(metrics),
+        classes=classes, zero_division=zero_division,
+    )
+    try:
+        values = evaluator.update(ref, pred, sample_weight=weights).values()
+    except DataError as exc:  # bad data is a ValueError here, as in scikit-learn
+        raise ValueError(str(exc)) from None
+    column = {name: j for j, name in enumerate(classes)}
+    out: dict[str, Any] = {}
+    for measure, value in values.items():
+        if measure.class_ is None:
+            out.setdefault(measure.metric, value)
+        else:
+            out.setdefault(measure.metric, np.zeros(len(classes)))[column[measure.class_]] = value
+    return [c.label for c in evaluator.axes.metrics], out
 
 
 def _zero_division(zero_division: Any) -> float:
-    if zero_division == "warn":
+    if isinstance(zero_division, str) and zero_division == "warn":
         return 0.0
-    if isinstance(zero_division, (int, float)) and (zero_division in (0, 1) or math.isnan(zero_division)):
+    if isinstance(zero_division, (int, float, np.number)) and not isinstance(zero_division, bool) and (
+        zero_division in (0, 1) or math.isnan(zero_division)
+    ):
         return float(zero_division)
     raise ValueError(f"zero_division must be 'warn', 0.0, 1.0 or np.nan, got {zero_division!r}")
 
 
-def _scores(
-    targets: Targets, metrics: dict[str, Spec], average: str | None, weights: np.ndarray | None,
-    zero_division: Any, tnorm: Spec, representation: Spec,
-) -> dict[str, Any]:
-    """Each metric under ``average`` (a float, or one value per label for None), by evaluating
-    the label columns with evalkit; ``zero_division="warn"`` warns as scikit-learn does."""
-    n_labels = targets.ref.shape[1]
-    averaging = _averaging(average)
-    if n_labels == 0:
-        return {key: np.array([]) if average is None else 0.0 for key in metrics}
-    got = evaluate(
-        targets.ref, targets.pred, representation=representation, tnorm=tnorm, averaging=averaging,
-        metrics=list(metrics.values()), zero_division=_zero_division(zero_division),
-        classes=[f"label {i}" for i in range(n_labels)], sample_weight=weights,
-    )
-    out = {key: np.asarray(got[_label(spec)], dtype=np.float64) if average is None else float(got[_label(spec)])
-           for key, spec in metrics.items()}
-    if zero_division == "warn":
-        _warn_undefined(targets, list(metrics), averaging, weights, depth=4)  # _scores, _one, f1_score, keywords
-    return out
-
-
-def _label(spec: Spec) -> str:
-    """The key ``evaluate`` gives a metric: its name, with its parameters."""
-    if isinstance(spec, str):
-        return spec
-    params = ", ".join(f"{k}={v}" for k, v in spec.items() if k != "name")
-    return f"{spec['name']}({params})" if params else str(spec["name"])
-
-
-def _warn_undefined(
-    targets: Targets, names: Sequence[str], averaging: str, weights: np.ndarray | None, depth: int,
-) -> None:
-    """scikit-learn's UndefinedMetricWarning for each metric with a 0/0 among what is averaged:
-    the whole data (micro), a label (macro, weighted, none) or a sample (samples). ``depth``:
-    the frames between the user's call and this one, so the warning points at the call."""
-    sums = {}
-    for side, values in (("ref", targets.ref), ("pred", targets.pred)):
-        if averaging == "samples":  # weighted too: a sample of weight 0 has nothing predicted
-            sums[side] = values.sum(axis=1) if weights is None else values.sum(axis=1) * weights
-        else:
-            per_label = values.sum(axis=0) if weights is None else weights @ values
-            sums[side] = np.array([per_label.sum()]) if averaging == "micro" else per_label
-    part, lacking = ("sample", "labels") if averaging == "samples" else ("label", "samples")
-    where = "due to" if len(sums["ref"]) == 1 else f"in {part}s with"
-    for name in names:
-        sides, shown, missing = UNDEFINED[name]
-        if (sum(sums[side] for side in sides) == 0).any():
-            warnings.warn(
-                f"{shown} is ill-defined and being set to 0.0 {where} no {missing} {lacking}. Use `zero_division` "
-                "parameter to control this behavior.",
-                UndefinedMetricWarning, stacklevel=depth + 1,
-            )
+def _averaging(average: str | None) -> str:
+    """evalkit's averaging for scikit-learn's ``average``: binary is micro over one column."""
+    return "none" if average is None else "micro" if average == "binary" else average
 
 
 def _check_average(average: Any, allowed: Sequence[Any] = AVERAGES) -> None:
-    if average not in allowed:
-        raise ValueError(f"average has to be one of {tuple(allowed)}")
+    if not (average is None or isinstance(average, str)) or average not in allowed:
+        raise ValueError(f"average has to be one of {tuple(allowed)}, got {average!r}")
 
 
-# ------------------------------------------------------------------------------ the functions
+def _f_spec(beta: float) -> tuple[str, Spec]:
+    """(what F-beta is, evalkit's metric): beta = 0 is precision and beta = inf recall, as in
+    scikit-learn (which then warns as for them)."""
+    if not beta >= 0:
+        raise ValueError("beta should be >=0 in the F-beta score")
+    if beta == 0:
+        return "precision", "precision"
+    if math.isinf(beta):
+        return "recall", "recall"
+    if beta > MAX_BETA:
+        raise ValueError(f"beta={beta:g}: evalkit's F-beta takes beta up to {MAX_BETA:g}; beta=np.inf is recall")
+    return "f-score", "f1" if beta == 1 else {"name": "fbeta", "beta": float(beta)}
+
+
+def _set_scores(
+    targets: Targets, wanted: dict[str, Spec], average: str | None, weights: np.ndarray | None,
+    zero_division: Any, tnorm: Spec, representation: Spec,
+) -> dict[str, Any]:
+    """Each wanted metric under ``average``: a float, or one value per label for None."""
+    if targets.ref.shape[1] == 0:
+        return {key: np.array([]) if average is None else 0.0 for key in [*wanted, "support"]}
+    specs = list({_key(spec): spec for spec in wanted.values()}.values())  # F-beta may be precision itself
+    labels, got = _evaluate(
+        targets.ref, targets.pred, [*specs, *(["card_ref"] if average is None else [])], weights,
+        averaging=_averaging(average), zero_division=_zero_division(zero_division), tnorm=tnorm,
+        representation=representation,
+    )
+    value_of = {_key(spec): got[label] for spec, label in zip(specs, labels)}
+    out: dict[str, Any] = {
+        key: np.asarray(value_of[_key(spec)], dtype=np.float64) if average is None else float(value_of[_key(spec)])
+        for key, spec in wanted.items()
+    }
+    if average is None:
+        out["support"] = got["card_ref"]  # |G| per label: the sample count of crisp labels
+    return out
+
+
+def _key(spec: Spec) -> str:
+    return spec if isinstance(spec, str) else repr(sorted(spec.items()))
+
+
+def _warn_undefined(targets: Targets, names: Sequence[str], average: str | None, weights: np.ndarray | None) -> None:
+    """scikit-learn's UndefinedMetricWarning for each metric with a 0/0 among what is averaged:
+    the whole data (micro, binary), a label (macro, weighted, None) or a sample (samples). A
+    sample of weight 0 weighs nothing on either side, as in scikit-learn."""
+    averaging = _averaging(average)
+    mass = {}
+    for side, values in (("ref", targets.ref), ("pred", targets.pred)):
+        if averaging == "samples":
+            mass[side] = values.sum(axis=1) if weights is None else values.sum(axis=1) * weights
+        else:
+            per_label = values.sum(axis=0) if weights is None else weights @ values
+            mass[side] = np.array([per_label.sum()]) if averaging == "micro" else per_label
+    part, lacking = ("sample", "labels") if averaging == "samples" else ("label", "samples")
+    where = "due to" if len(mass["ref"]) == 1 else f"in {part}s with"
+    for name in dict.fromkeys(names):
+        ratio = RATIOS[name]
+        if (sum(mass[side] for side in ratio.sides) == 0).any():
+            warnings.warn(
+                f"{ratio.shown} is ill-defined and being set to 0.0 {where} no {ratio.lacking} {lacking}. "
+                "Use `zero_division` parameter to control this behavior.",
+                UndefinedMetricWarning, stacklevel=_outside(),
+            )
+
+
+_INTERNAL = {__file__, keywords.__file__}
+
+
+def _outside() -> int:
+    """The ``stacklevel`` of the first frame outside this module: warnings point at the call."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename in _INTERNAL:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+# ------------------------------------------------------------------ precision, recall, F, Jaccard
 
 
 @suggest_keywords
@@ -227,38 +397,43 @@ def precision_recall_fscore_support(
     average: str | None = None, warn_for: Sequence[str] = ("precision", "recall", "f-score"),
     sample_weight: Any = None, zero_division: Any = "warn", tnorm: Spec = "minimum", representation: Spec = "fuzzy",
 ) -> tuple[Any, Any, Any, Any]:
-    """Precision, recall, F-beta and support, as scikit-learn's function of this name: per label
-    (``average=None``), or averaged (support is then None). Soft labels give fuzzy values."""
+    """Precision, recall, F-beta and support, as scikit-learn's function of this name: one value
+    per label (``average=None``, support is then the reference's mass per label, its sample
+    count on crisp labels) or averaged (support is None). Soft labels give the fuzzy values
+    under ``tnorm`` and ``representation``."""
     _check_average(average)
-    if beta < 0:
-        raise ValueError("beta should be >=0 in the F-beta score")
+    f_is, f_spec = _f_spec(beta)
+    _zero_division(zero_division)
     targets = _targets(y_true, y_pred, labels, pos_label, average)
     weights = _weights(sample_weight, len(targets.ref))
-    f_metric: Spec = "precision" if beta == 0 else {"name": "fbeta", "beta": float(beta)}
-    metrics = {"precision": "precision", "recall": "recall", "f-score": f_metric}
-    warn = "warn" if zero_division == "warn" else None
-    got = _scores(targets, metrics, average, weights, 0.0 if warn else zero_division, tnorm, representation)
-    if warn:
-        _warn_undefined(targets, [m for m in metrics if m in warn_for], _averaging(average), weights, depth=2)
+    wanted = {"precision": "precision", "recall": "recall", "f-score": f_spec}
+    got = _set_scores(targets, wanted, average, weights, zero_division, tnorm, representation)
+    if zero_division == "warn":
+        warned = [m for m in ("precision", "recall") if m in warn_for]
+        if f_is == "f-score" and "f-score" in warn_for:
+            warned.append("f-score")
+        _warn_undefined(targets, warned, average, weights)
     support = None
-    if average is None:  # the reference's mass per label: its sample count for crisp labels
-        support = targets.ref.sum(axis=0) if weights is None else weights @ targets.ref
-        if weights is None and not _is_soft(targets.ref):
-            support = support.astype(np.int64)
+    if average is None:
+        support = np.asarray(got["support"], dtype=np.float64)
+        if weights is None and not targets.soft and targets.counts:
+            support = np.rint(support).astype(np.int64)
     return got["precision"], got["recall"], got["f-score"], support
 
 
-def _averaging(average: str | None) -> str:
-    return "none" if average is None else "micro" if average == "binary" else average
-
-
-def _one(metric: str, spec: Spec, y_true: Any, y_pred: Any, labels: Any, pos_label: Any, average: Any,
-         sample_weight: Any, zero_division: Any, tnorm: Spec, representation: Spec) -> Any:
-    """One metric of scikit-learn's P/R/F/Jaccard family."""
+def _one(
+    name: str, spec: Spec, y_true: Any, y_pred: Any, labels: Any, pos_label: Any, average: Any,
+    sample_weight: Any, zero_division: Any, tnorm: Spec, representation: Spec, warns: bool = True,
+) -> Any:
+    """One metric of scikit-learn's precision, recall, F and Jaccard family."""
     _check_average(average)
+    _zero_division(zero_division)
     targets = _targets(y_true, y_pred, labels, pos_label, average)
     weights = _weights(sample_weight, len(targets.ref))
-    return _scores(targets, {metric: spec}, average, weights, zero_division, tnorm, representation)[metric]
+    value = _set_scores(targets, {name: spec}, average, weights, zero_division, tnorm, representation)[name]
+    if zero_division == "warn" and warns:
+        _warn_undefined(targets, [name], average, weights)
+    return value
 
 
 @suggest_keywords
@@ -287,12 +462,11 @@ def fbeta_score(
     average: str | None = "binary", sample_weight: Any = None, zero_division: Any = "warn", tnorm: Spec = "minimum",
     representation: Spec = "fuzzy",
 ) -> Any:
-    """(1 + β²) |G ∩ P| / (β² |G| + |P|), as scikit-learn's ``fbeta_score``."""
-    if beta < 0:
-        raise ValueError("beta should be >=0 in the F-beta score")
-    spec: Spec = "precision" if beta == 0 else {"name": "fbeta", "beta": float(beta)}
+    """(1 + β²) |G ∩ P| / (β² |G| + |P|), as scikit-learn's ``fbeta_score`` (β = 0 is
+    precision and β = inf recall, which, as there, never warn here)."""
+    f_is, spec = _f_spec(beta)
     return _one("f-score", spec, y_true, y_pred, labels, pos_label, average, sample_weight, zero_division,
-                tnorm, representation)
+                tnorm, representation, warns=f_is == "f-score")
 
 
 @suggest_keywords
@@ -310,99 +484,116 @@ def jaccard_score(
     y_true: Any, y_pred: Any, *, labels: Sequence[Any] | None = None, pos_label: Any = 1, average: str | None = "binary",
     sample_weight: Any = None, zero_division: Any = "warn", tnorm: Spec = "minimum", representation: Spec = "fuzzy",
 ) -> Any:
-    """|G ∩ P| / |G ∪ P|, as scikit-learn's ``jaccard_score``."""
+    """|G ∩ P| / |G ∪ P|, as scikit-learn's ``jaccard_score`` (which refuses
+    ``zero_division=np.nan``; here it is NaN, ignored by the means as for the others)."""
     return _one("jaccard", "jaccard", y_true, y_pred, labels, pos_label, average, sample_weight, zero_division,
                 tnorm, representation)
+
+
+# --------------------------------------------------------------- Hamming loss, accuracy, AP
+
+
+def _all_labels(y_true: Any, y_pred: Any) -> Targets:
+    """Every label as a column (1-D labels one-hot over the labels present)."""
+    return _targets(y_true, y_pred, None, 1, "micro")
 
 
 @suggest_keywords
 def hamming_loss(
     y_true: Any, y_pred: Any, *, sample_weight: Any = None, tnorm: Spec = "minimum", representation: Spec = "fuzzy",
 ) -> float:
-    """The share of labels that differ, as scikit-learn's ``hamming_loss``: per (sample, label)
-    cell for multi-label data (soft: |G| + |P| − 2|G ∩ P| per cell), per sample for labels."""
-    targets = _targets(y_true, y_pred, None, 1, "micro")
+    """The share of labels that differ, as scikit-learn's ``hamming_loss``: of the (sample,
+    label) cells for multi-label data, of the samples for 1-D labels. Soft labels give the
+    fuzzy symmetric difference |G| + |P| − 2 |G ∩ P| (Σ |μG − μP| with the minimum) per cell,
+    or per sample for 1-D memberships."""
+    targets = _all_labels(y_true, y_pred)
     weights = _weights(sample_weight, len(targets.ref))
-    loss = _scores(targets, {"loss": "hamming_loss"}, "micro", weights, 0.0, tnorm, representation)["loss"]
-    if targets.kind == "multilabel" or _is_soft(targets.ref) or _is_soft(targets.pred):
-        return float(loss)  # per cell
-    return float(loss * targets.ref.shape[1] / 2)  # one label per sample: a miss differs in two cells
+    loss = _evaluate(targets.ref, targets.pred, ["hamming_loss"], weights, tnorm=tnorm, representation=representation)[1][
+        "hamming_loss"]
+    if targets.kind == "multilabel":
+        return float(loss)
+    # One label per sample: a sample that differs does so in the two cells of its two labels.
+    return float(loss) * targets.ref.shape[1] / 2
 
 
 @suggest_keywords
 def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None) -> float:
-    """The share of samples predicted exactly (the exact match ratio for multi-label data; for
-    soft labels, the mean of each sample's min over labels of 1 − |μG − μP|), or their
-    (weighted) count with ``normalize=False``, as scikit-learn's ``accuracy_score``."""
-    targets = _targets(y_true, y_pred, None, 1, "micro")
+    """The share of samples predicted exactly, as scikit-learn's ``accuracy_score`` (for
+    multi-label data the exact match ratio), or their (weighted) count with ``normalize=False``.
+    Soft labels give the mean over samples of min over labels of 1 − |μG − μP|."""
+    targets = _all_labels(y_true, y_pred)
     weights = _weights(sample_weight, len(targets.ref))
-    if targets.ref.shape[1] == 0:
-        return float("nan") if normalize else 0.0
-    ratio = float(evaluate(
-        targets.ref, targets.pred, metrics=["exact_match_ratio"], sample_weight=weights,
-        classes=[f"label {i}" for i in range(targets.ref.shape[1])],
-    )["exact_match_ratio"])
+    ratio = _evaluate(targets.ref, targets.pred, ["exact_match_ratio"], weights)[1]["exact_match_ratio"]
     if normalize:
-        return ratio
-    return ratio * (len(targets.ref) if weights is None else float(weights.sum()))
+        return float(ratio)
+    return float(ratio) * (len(targets.ref) if weights is None else float(weights.sum()))
 
 
 @suggest_keywords
 def average_precision_score(
     y_true: Any, y_score: Any, *, average: str | None = "macro", pos_label: Any = 1, sample_weight: Any = None,
 ) -> Any:
-    """The area under the precision-recall curve as scikit-learn's step sum, per label and
-    averaged as scikit-learn's ``average_precision_score`` (micro: all cells as one ranking;
-    samples: each sample's labels as a ranking)."""
+    """The area under the precision-recall curve as scikit-learn's step sum Σ (Rₜ − Rₜ₋₁) Pₜ,
+    per label and averaged as scikit-learn's ``average_precision_score``: macro (the mean of the
+    labels' APs, evalkit's ``map``), weighted (by each label's positive weight), micro (every
+    cell as one ranking), samples (each sample's labels as a ranking, then the mean over
+    samples) or None (one value per label). ``y_true`` is 0/1; scores are any finite numbers."""
     _check_average(average, (None, "micro", "macro", "weighted", "samples"))
-    true, score = _matrix(y_true, "y_true"), _matrix(y_score, "y_score").astype(np.float64)
-    if len(true) != len(score):
-        raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(true)}, {len(score)}]")
-    weights = _weights(sample_weight, len(true))
-    if true.ndim == 1 and score.ndim == 1:  # binary: the positive label's column
-        present = np.unique(true)
-        if len(present) > 2:
-            raise ValueError("multiclass format is not supported")
-        return _ap_per_label((true == pos_label).astype(np.float64)[:, None], score[:, None], weights)[0]
-    if true.ndim == 1:  # multiclass: one score column per label present, in sorted order
-        present = np.unique(true)
-        if len(present) <= 2:
-            raise ValueError(
-                f"y_true holds at most two labels, so it is binary: y_score should be the positive label's "
-                f"scores, a 1d array, not an array of shape {score.shape}"
-            )
-        if score.shape[1] != len(present):
-            raise ValueError(
-                f"`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains "
-                f"{len(present)} classes (column j is the j-th of them, sorted). Got `y_score.shape={score.shape}`."
-            )
+    true, score = _pair(y_true, y_score, "y_score")
+    weights = _weights(sample_weight, len(true), nonzero=False)
+    if true.ndim == 1:
+        present = _labels_of(true)
+        if len(present) <= 2:  # binary: the positive label's ranking, whatever the average
+            if len(present) == 2 and pos_label not in _plain(present):
+                raise ValueError(f"pos_label={pos_label!r} is not a valid label. It should be one of {present.tolist()}")
+            if score.ndim != 1:
+                raise ValueError(f"y_true is binary, so y_score should be the positive label's scores, a 1-D array; "
+                                 f"got an array of shape {score.shape}")
+            _weights(sample_weight, len(true))  # not all 0
+            return float(_ap_columns(_one_hot(true, [pos_label]), score[:, None], weights)[0])
         if pos_label != 1:
             raise ValueError(
                 "Parameter pos_label is fixed to 1 for multiclass y_true. Do not set pos_label or set pos_label to 1."
             )
-        true = _one_hot(true, list(present))
-    true = true.astype(np.float64)
+        if score.ndim != 2 or score.shape[1] != len(present):
+            raise ValueError(
+                f"`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains "
+                f"{len(present)} classes (column j is the j-th of them, sorted). Got `y_score.shape={score.shape}`."
+            )
+        true = _one_hot(true, _plain(present))
+    elif pos_label != 1:
+        raise ValueError(
+            "Parameter pos_label is fixed to 1 for multilabel-indicator y_true. Do not set pos_label or set pos_label to 1."
+        )
     if true.shape != score.shape:
         raise ValueError(f"y_true and y_score have different shapes: {true.shape} and {score.shape}")
+    true = _memberships(true, "y_true")
+    if average == "weighted":  # by each label's positive weight; none at all is 0, as in scikit-learn
+        positives = true.sum(axis=0) if weights is None else weights @ true
+        if not positives.sum() > 0:
+            return 0.0
+    _weights(sample_weight, len(true))  # not all 0
     if average == "micro":
-        repeated = None if weights is None else np.repeat(weights, true.shape[1])
-        return _ap_per_label(true.reshape(-1, 1), score.reshape(-1, 1), repeated)[0]
-    if average == "samples":
-        per_sample = _ap_per_label(true.T, score.T, None)
-        return float(np.average(per_sample, weights=weights))
-    per_label = _ap_per_label(true, score, weights)
+        cells = None if weights is None else np.repeat(weights, true.shape[1])
+        return float(_ap_columns(true.reshape(-1, 1), score.reshape(-1, 1), cells)[0])
+    if average == "samples":  # each sample's labels are a ranking; the samples' weights average them
+        return float(np.average(_ap_columns(true.T, score.T, None), weights=weights))
+    per_label = _ap_columns(true, score, weights)
     if average is None:
         return per_label
     if average == "weighted":
-        support = true.sum(axis=0) if weights is None else weights @ true
-        return float(np.average(per_label, weights=support)) if support.sum() > 0 else 0.0
+        return float(np.average(per_label, weights=positives))
     return float(per_label.mean())
 
 
-def _ap_per_label(true: np.ndarray, score: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    """The AP of each column (a label with no positive gets 0, as scikit-learn)."""
-    got = evaluate(
-        true, score, metrics=[{"name": "map", "per_class": True}], sample_weight=weights,
-        classes=[f"label {i}" for i in range(true.shape[1])],
-    )
+def _ap_columns(true: np.ndarray, score: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """The AP of each column, by evalkit's ``map`` (a column without positive weight gets 0,
+    with scikit-learn's warning)."""
+    positives = true.sum(axis=0) if weights is None else weights @ true.astype(np.float64)
+    if (positives == 0).any():
+        warnings.warn(
+            "No positive class found in y_true, recall is set to one for all thresholds.", UserWarning,
+            stacklevel=_outside(),
+        )
+    got = _evaluate(true.astype(np.float64), score.astype(np.float64), [{"name": "map", "per_class": True}], weights)[1]
     return np.asarray(got["map_per_class"], dtype=np.float64)

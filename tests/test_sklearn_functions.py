@@ -1,6 +1,6 @@
 """evalkit.metrics against sklearn.metrics: on crisp labels (binary, multiclass, multi-label) the
-same numbers, shapes, errors and UndefinedMetricWarnings, for every average, every
-zero_division and random sample weights; on soft labels evalkit's fuzzy values."""
+same numbers, shapes, errors and warnings, for every average, every zero_division and random
+sample weights (zeros included); on soft labels evalkit's fuzzy values."""
 
 from __future__ import annotations
 
@@ -13,44 +13,64 @@ import pytest
 import sklearn.metrics as skm
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_sklearn_equivalence import binary_pair
 
 import evalkit
 import evalkit.metrics as ekm
 
-ZERO_DIVISION = ["warn", 0.0, 1.0, math.nan]
-SET_FUNCTIONS = ["precision_score", "recall_score", "f1_score", "fbeta_score", "jaccard_score",
-                 "precision_recall_fscore_support"]
-WEIGHTS = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.25])
+AVERAGES = [None, "binary", "micro", "macro", "weighted", "samples"]
+ZERO_DIVISION = ["warn", 0.0, 1.0, math.nan, 0, 1]
+SET_FUNCTIONS = ["precision_recall_fscore_support", "precision_score", "recall_score", "f1_score", "fbeta_score",
+                 "jaccard_score"]
+ALL_FUNCTIONS = [*SET_FUNCTIONS, "hamming_loss", "accuracy_score", "average_precision_score"]
+WEIGHT = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.25])
+#: label sets of 1-D targets: binary in three spellings, multiclass of numbers and of strings
+LABELS_1D = {"binary": [0, 1], "signs": [-1, 1], "strings": ["no", "yes"], "multiclass": [0, 1, 2, 3],
+             "words": ["ant", "bee", "cat"]}
+KINDS = [*LABELS_1D, "multilabel"]
 
 
-def labels(kind: str):
-    """Pairs of 1-D label arrays (binary or multiclass) or multi-label indicator matrices."""
+@st.composite
+def targets(draw, kind, min_labels=1):
+    """(y_true, y_pred, the labels they may hold): 1-D labels or 0/1 indicator matrices."""
+    n = draw(st.integers(1, 10))
     if kind == "multilabel":
-        return binary_pair().map(lambda pair: (pair[0].astype(int), pair[1].astype(int)))
-    top = 1 if kind == "binary" else 3
-    return st.integers(1, 15).flatmap(lambda n: st.tuples(
-        st.lists(st.integers(0, top), min_size=n, max_size=n).map(np.array),
-        st.lists(st.integers(0, top), min_size=n, max_size=n).map(np.array),
-    ))
+        k = draw(st.integers(min_labels, 4))
+        density = draw(st.sampled_from([0.15, 0.5]))
+        cells = st.lists(st.floats(0, 1).map(lambda u: int(u < density)), min_size=n * k, max_size=n * k)
+        return np.array(draw(cells)).reshape(n, k), np.array(draw(cells)).reshape(n, k), list(range(k + 1))
+    values = LABELS_1D[kind]
+    pool = values[: draw(st.integers(1, len(values)))]  # sometimes fewer labels than the kind has
+    side = st.lists(st.sampled_from(pool), min_size=n, max_size=n).map(np.array)
+    return draw(side), draw(side), values
+
+
+def sample_weight(draw, n):
+    """None, weights with zeros among them, or all zeros (which scikit-learn refuses)."""
+    choice = draw(st.sampled_from(["none", "random", "random", "zeros"]))
+    if choice == "none":
+        return None
+    if choice == "zeros":
+        return np.zeros(n)
+    return np.array(draw(st.lists(WEIGHT, min_size=n, max_size=n)))
 
 
 def call(module, name, *args, **kwargs):
-    """(result, UndefinedMetricWarning messages) or (the ValueError, [])."""
+    """(result, the warnings as (category name, message)) or (the error, [])."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = getattr(module, name)(*args, **kwargs)
-        except ValueError as exc:
+        except (ValueError, ZeroDivisionError) as exc:  # scikit-learn divides by a zero weight sum once
             return exc, []
-    return result, sorted({str(w.message) for w in caught if w.category.__name__ == "UndefinedMetricWarning"})
+    shown = {(w.category.__name__, str(w.message)) for w in caught if issubclass(w.category, UserWarning)}
+    return result, sorted(shown)
 
 
 def assert_same(ours, theirs, context):
-    if isinstance(theirs, ValueError):
+    if isinstance(theirs, Exception):
         assert isinstance(ours, ValueError), f"{context}: scikit-learn raises {theirs!r}, evalkit gives {ours!r}"
         return
-    assert not isinstance(ours, ValueError), f"{context}: evalkit raises {ours!r}, scikit-learn gives {theirs!r}"
+    assert not isinstance(ours, Exception), f"{context}: evalkit raises {ours!r}, scikit-learn gives {theirs!r}"
     if isinstance(theirs, tuple):
         assert isinstance(ours, tuple) and len(ours) == len(theirs), context
         for a, b in zip(ours, theirs):
@@ -59,116 +79,201 @@ def assert_same(ours, theirs, context):
     if theirs is None:
         assert ours is None, context
         return
+    assert isinstance(ours, np.ndarray) == isinstance(theirs, np.ndarray), f"{context}: {ours!r} vs {theirs!r}"
     assert np.shape(ours) == np.shape(theirs), f"{context}: shape {np.shape(ours)} != {np.shape(theirs)}"
+    if isinstance(theirs, np.ndarray):
+        assert ours.dtype.kind == theirs.dtype.kind, f"{context}: dtype {ours.dtype} != {theirs.dtype}"
     np.testing.assert_allclose(np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float),
                                rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=context)
 
 
-@settings(max_examples=150, deadline=None)
-@given(
-    kind=st.sampled_from(["binary", "multiclass", "multilabel"]), data=st.data(),
-    name=st.sampled_from(SET_FUNCTIONS), average=st.sampled_from([None, "binary", "micro", "macro", "weighted", "samples"]),
-    zero_division=st.sampled_from(ZERO_DIVISION), weighted=st.booleans(),
-)
-def test_set_metrics_equal_sklearn(kind, data, name, average, zero_division, weighted):
-    y_true, y_pred = data.draw(labels(kind))
-    kwargs = {"average": average, "zero_division": zero_division}
-    if weighted:
-        kwargs["sample_weight"] = np.array(data.draw(st.lists(WEIGHTS, min_size=len(y_true), max_size=len(y_true))))
-        kwargs["sample_weight"][0] = max(kwargs["sample_weight"][0], 1.0)
-    if name in ("fbeta_score", "precision_recall_fscore_support"):
-        kwargs["beta"] = data.draw(st.sampled_from([0.5, 1.0, 2.0]))
-    if name == "jaccard_score" and isinstance(zero_division, float) and math.isnan(zero_division):
-        return  # scikit-learn's jaccard_score takes 0, 1 or "warn" only
-    theirs, their_warnings = call(skm, name, y_true, y_pred, **kwargs)
-    ours, our_warnings = call(ekm, name, y_true, y_pred, **kwargs)
-    context = f"{name}({kind}, {kwargs})"
+def compare(name, *args, **kwargs):
+    theirs, their_warnings = call(skm, name, *args, **kwargs)
+    ours, our_warnings = call(ekm, name, *args, **kwargs)
+    context = f"{name}({args}, {kwargs})"
     assert_same(ours, theirs, context)
     assert our_warnings == their_warnings, context
 
 
-@settings(max_examples=60, deadline=None)
-@given(kind=st.sampled_from(["binary", "multiclass", "multilabel"]), data=st.data(), weighted=st.booleans(),
-       normalize=st.booleans())
-def test_hamming_loss_and_accuracy_equal_sklearn(kind, data, weighted, normalize):
-    y_true, y_pred = data.draw(labels(kind))
-    weights = None
-    if weighted:
-        weights = np.array(data.draw(st.lists(WEIGHTS, min_size=len(y_true), max_size=len(y_true))))
-        weights[0] = max(weights[0], 1.0)
-    for name, kwargs in (("hamming_loss", {}), ("accuracy_score", {"normalize": normalize})):
-        theirs, _ = call(skm, name, y_true, y_pred, sample_weight=weights, **kwargs)
-        ours, _ = call(ekm, name, y_true, y_pred, sample_weight=weights, **kwargs)
-        assert_same(ours, theirs, f"{name}({kind}, {weights}, {kwargs})")
+# ------------------------------------------------------------------------- against scikit-learn
 
 
-@settings(max_examples=60, deadline=None)
-@given(data=st.data(), kind=st.sampled_from(["binary", "multilabel", "multiclass"]),
-       average=st.sampled_from([None, "micro", "macro", "weighted", "samples"]), weighted=st.booleans())
-def test_average_precision_equals_sklearn(data, kind, average, weighted):
-    n = data.draw(st.integers(2, 15))
-    classes = 1 if kind == "binary" else data.draw(st.integers(2, 4))
-    scores = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.7, 1.0]), min_size=n * classes,
-                                         max_size=n * classes))).reshape(n, classes)
-    if kind == "multiclass":
-        y_true = np.array(data.draw(st.lists(st.integers(0, classes - 1), min_size=n, max_size=n)))
-        if average not in ("macro", None) or weighted:
-            return  # scikit-learn supports multiclass AP for macro and None, unweighted
-    else:
-        y_true = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n * classes, max_size=n * classes))).reshape(n, classes)
-    if kind == "binary":
-        y_true, scores = y_true[:, 0], scores[:, 0]
-    weights = None
-    if weighted:
-        weights = np.array(data.draw(st.lists(WEIGHTS, min_size=n, max_size=n)))
-        weights[0] = max(weights[0], 1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scikit-learn warns of labels without a positive
-        theirs, _ = call(skm, "average_precision_score", y_true, scores, average=average, sample_weight=weights)
-    ours, _ = call(ekm, "average_precision_score", y_true, scores, average=average, sample_weight=weights)
-    assert_same(ours, theirs, f"average_precision_score({kind}, {average}, {weights})")
+@settings(max_examples=400, deadline=None)
+@given(kind=st.sampled_from(KINDS), name=st.sampled_from(SET_FUNCTIONS), average=st.sampled_from(AVERAGES),
+       zero_division=st.sampled_from(ZERO_DIVISION), data=st.data())
+def test_set_metrics_equal_sklearn(kind, name, average, zero_division, data):
+    """Values, shapes, dtypes, ValueErrors and warnings (UndefinedMetricWarning, pos_label's)."""
+    y_true, y_pred, values = data.draw(targets(kind))
+    if name == "jaccard_score" and isinstance(zero_division, float) and math.isnan(zero_division):
+        zero_division = "warn"  # scikit-learn's jaccard_score takes 0, 1 or "warn" only
+    kwargs = {"average": average, "zero_division": zero_division,
+              "sample_weight": sample_weight(data.draw, len(y_true))}
+    if data.draw(st.booleans()):
+        kwargs["labels"] = data.draw(st.lists(st.sampled_from(values), min_size=1, max_size=len(values), unique=True))
+    if data.draw(st.booleans()):
+        kwargs["pos_label"] = data.draw(st.sampled_from(values))
+    if name in ("fbeta_score", "precision_recall_fscore_support"):
+        kwargs["beta"] = data.draw(st.sampled_from([0.0, 0.5, 1.0, 2.0, math.inf]))
+    if name == "precision_recall_fscore_support" and data.draw(st.booleans()):
+        kwargs["warn_for"] = data.draw(st.sampled_from([("precision",), ("recall",), ("f-score",), ()]))
+    compare(name, y_true, y_pred, **kwargs)
 
 
-def test_soft_labels_give_the_fuzzy_values():
+@settings(max_examples=150, deadline=None)
+@given(kind=st.sampled_from(KINDS), normalize=st.booleans(), data=st.data())
+def test_hamming_loss_and_accuracy_equal_sklearn(kind, normalize, data):
+    y_true, y_pred, _ = data.draw(targets(kind))
+    weights = sample_weight(data.draw, len(y_true))
+    compare("hamming_loss", y_true, y_pred, sample_weight=weights)
+    compare("accuracy_score", y_true, y_pred, normalize=normalize, sample_weight=weights)
+
+
+@settings(max_examples=250, deadline=None)
+@given(kind=st.sampled_from(["binary", "signs", "strings", "multiclass", "multiclass", "multilabel", "multilabel"]),
+       average=st.sampled_from([None, "micro", "macro", "weighted", "samples"]), ties=st.booleans(),
+       data=st.data())
+def test_average_precision_equals_sklearn(kind, average, ties, data):
+    """Every average, weights, ties among the scores, labels without a positive (and the
+    warning scikit-learn gives for them), pos_label."""
+    y_true, _, values = data.draw(targets(kind, min_labels=2))
+    n = len(y_true)
+    columns = y_true.shape[1] if kind == "multilabel" else len(np.unique(y_true)) if kind == "multiclass" else 1
+    score = st.sampled_from([0.0, 0.1, 0.5, 0.7, 1.0]) if ties else st.floats(-5, 5)
+    scores = np.array(data.draw(st.lists(score, min_size=n * columns, max_size=n * columns))).reshape(n, columns)
+    if kind != "multilabel" and kind != "multiclass":
+        scores = scores[:, 0]
+    kwargs = {"average": average, "sample_weight": sample_weight(data.draw, n)}
+    if data.draw(st.booleans()):
+        kwargs["pos_label"] = data.draw(st.sampled_from(values))
+    compare("average_precision_score", y_true, scores, **kwargs)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_larger_random_data_equal_sklearn(seed):
+    """50 to 200 samples, weighted or not, every function, average and zero_division."""
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(50, 200)), int(rng.integers(2, 7))
+    weights = [None, rng.choice([0.0, 0.3, 1.0, 2.5], n)]
+    multiclass = rng.integers(0, k, n), np.where(rng.random(n) < 0.6, 0, rng.integers(0, k, n))
+    multilabel = (rng.random((n, k)) < 0.3).astype(int), (rng.random((n, k)) < 0.2).astype(int)
+    binary = multiclass[0] % 2, multiclass[1] % 2
+    for (y_true, y_pred), w in ((pair, w) for pair in (binary, multiclass, multilabel) for w in weights):
+        for average in AVERAGES:
+            compare("precision_recall_fscore_support", y_true, y_pred, average=average, sample_weight=w,
+                    beta=float(rng.choice([0.5, 2.0])), zero_division=ZERO_DIVISION[seed % 4])
+            compare("jaccard_score", y_true, y_pred, average=average, sample_weight=w)
+        compare("hamming_loss", y_true, y_pred, sample_weight=w)
+        compare("accuracy_score", y_true, y_pred, sample_weight=w)
+        scores = rng.normal(size=y_pred.shape if y_pred.ndim == 2 else (n, k) if y_true is multiclass[0] else n)
+        scores = np.round(scores, 1)  # ties
+        for average in (None, "micro", "macro", "weighted", "samples"):
+            compare("average_precision_score", y_true, scores, average=average, sample_weight=w)
+
+
+def test_multiclass_micro_is_accuracy_and_labels_select():
+    """scikit-learn's quirks, on a fixed case: multiclass micro P = R = F = accuracy, unless
+    labels= leaves some out; weighted averages by support."""
+    y_true, y_pred = np.array([0, 1, 2, 2, 1, 0, 2]), np.array([0, 2, 2, 2, 1, 1, 0])
+    accuracy = ekm.accuracy_score(y_true, y_pred)
+    assert ekm.precision_recall_fscore_support(y_true, y_pred, average="micro")[:3] == pytest.approx((accuracy,) * 3)
+    for kwargs in ({"labels": [2, 0]}, {"labels": [1, 5]}, {"average": "weighted"}, {"average": None}):
+        compare("precision_recall_fscore_support", y_true, y_pred, **{"average": "micro", **kwargs})
+
+
+# ------------------------------------------------------------------------------- soft labels
+
+
+@pytest.mark.parametrize("tnorm", ["minimum", "product"])
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted", "samples", None])
+def test_soft_labels_give_the_evaluators_fuzzy_values(tnorm, average):
     rng = np.random.default_rng(3)
-    ref, pred = rng.random((50, 4)), rng.random((50, 4))
-    weights = rng.random(50)
-    for average in ("micro", "macro", "weighted", "samples"):
-        for tnorm in ("minimum", "product"):
-            p, r, f, support = ekm.precision_recall_fscore_support(
-                ref, pred, average=average, sample_weight=weights, tnorm=tnorm, zero_division=0,
-            )
-            expected = evalkit.evaluate(ref, pred, tnorm=tnorm, averaging=average, sample_weight=weights)
-            assert (p, r, f) == pytest.approx((expected["precision"], expected["recall"], expected["f1"]), rel=1e-12)
-            assert support is None
-    expected = evalkit.evaluate(ref, pred, metrics=["hamming_loss", "exact_match_ratio"])
-    assert ekm.hamming_loss(ref, pred) == pytest.approx(expected["hamming_loss"], rel=1e-12)
-    assert ekm.accuracy_score(ref, pred) == pytest.approx(expected["exact_match_ratio"], rel=1e-12)
-    per_label = ekm.f1_score(ref, pred, average=None)
-    assert isinstance(per_label, np.ndarray) and per_label.shape == (4,)
-    support = ekm.precision_recall_fscore_support(ref, pred)[3]
-    np.testing.assert_allclose(support, ref.sum(axis=0), rtol=1e-12)
+    ref, pred, weights = rng.random((40, 4)), rng.random((40, 4)), rng.random(40)
+    metrics = ["precision", "recall", "f1", {"name": "fbeta", "beta": 2.0}, "jaccard"]
+    evaluator = evalkit.Evaluator(tnorm=tnorm, averaging=average or "none", metrics=metrics, zero_division=0.0)
+    expected: dict[str, list[float]] = {}
+    for measure, value in evaluator.update(ref, pred, sample_weight=weights).values().items():
+        expected.setdefault(measure.metric, []).append(value)
+    kwargs = {"average": average, "sample_weight": weights, "tnorm": tnorm, "zero_division": 0}
+    p, r, f, support = ekm.precision_recall_fscore_support(ref, pred, **kwargs)
+    ours = {"precision": p, "recall": r, "f1": f, "fbeta(beta=2.0)": ekm.fbeta_score(ref, pred, beta=2.0, **kwargs),
+            "jaccard": ekm.jaccard_score(ref, pred, **kwargs)}
+    for metric, values in ours.items():
+        np.testing.assert_allclose(np.atleast_1d(values), expected[metric], rtol=1e-12, err_msg=metric)
+        assert isinstance(values, np.ndarray) if average is None else isinstance(values, float)
+    if average is None:  # the reference's membership mass per label
+        np.testing.assert_allclose(support, weights @ ref, rtol=1e-12)
+    else:
+        assert support is None
 
 
-def test_soft_1d_labels_are_one_class():
-    ref, pred = np.array([0.9, 0.2, 0.6]), np.array([0.7, 0.4, 0.6])
-    expected = evalkit.evaluate(ref, pred, metrics=["f1", "hamming_loss"])
-    assert ekm.f1_score(ref, pred) == pytest.approx(expected["f1"], rel=1e-12)
-    assert ekm.hamming_loss(ref, pred) == pytest.approx(expected["hamming_loss"], rel=1e-12)
+def test_soft_hamming_and_accuracy_are_evalkits_metrics():
+    rng = np.random.default_rng(4)
+    ref, pred, weights = rng.random((30, 3)), rng.random((30, 3)), rng.random(30)
+    for tnorm in ("minimum", "product"):
+        expected = evalkit.evaluate(ref, pred, tnorm=tnorm, metrics=["hamming_loss"], sample_weight=weights)
+        assert ekm.hamming_loss(ref, pred, sample_weight=weights, tnorm=tnorm) == pytest.approx(
+            expected["hamming_loss"], rel=1e-12)
+    assert ekm.hamming_loss(ref, pred) == pytest.approx(np.abs(ref - pred).mean(), rel=1e-12)
+    exact = 1 - np.abs(ref - pred).max(axis=1)
+    assert ekm.accuracy_score(ref, pred, sample_weight=weights) == pytest.approx(np.average(exact, weights=weights))
+    assert ekm.accuracy_score(ref, pred, normalize=False) == pytest.approx(exact.sum())
 
 
-@pytest.mark.parametrize("name", [*SET_FUNCTIONS, "hamming_loss", "accuracy_score", "average_precision_score"])
+def test_soft_1d_labels_are_the_binary_problem():
+    """1-D memberships are labels 0 and 1 as crisp 1-D labels are: μ of label 1, 1 − μ of 0."""
+    ref, pred = np.array([0.9, 0.2, 0.6, 0.0]), np.array([0.7, 0.4, 0.6, 1.0])
+    as_columns = (np.stack([1 - ref, ref], axis=1), np.stack([1 - pred, pred], axis=1))
+    assert ekm.f1_score(ref, pred) == pytest.approx(evalkit.evaluate(ref, pred)["f1"], rel=1e-12)
+    assert ekm.recall_score(ref, pred, pos_label=0) == pytest.approx(
+        evalkit.evaluate(1 - ref, 1 - pred)["recall"], rel=1e-12)
+    for average in ("micro", "macro", "weighted", None):
+        np.testing.assert_allclose(ekm.f1_score(ref, pred, average=average),
+                                   ekm.f1_score(*as_columns, average=average), rtol=1e-12)
+    assert ekm.hamming_loss(ref, pred) == pytest.approx(np.abs(ref - pred).mean(), rel=1e-12)
+    assert ekm.accuracy_score(ref, pred) == pytest.approx(1 - np.abs(ref - pred).mean(), rel=1e-12)
+    with pytest.raises(ValueError, match="pos_label=2 is not a valid label"):
+        ekm.f1_score(ref, pred, pos_label=2)
+    with pytest.raises(ValueError, match="not meaningful outside multilabel"):
+        ekm.f1_score(ref, pred, average="samples")
+    with pytest.raises(ValueError, match=r"lie in \[0, 1\]"):
+        ekm.f1_score(ref, pred + 0.5)
+
+
+def test_soft_input_crisp_in_floats_equals_sklearn():
+    """0.0/1.0 floats are labels: the same numbers as integers (and scikit-learn's)."""
+    y_true, y_pred = np.array([0.0, 1, 1, 0, 1]), np.array([1.0, 1, 0, 0, 1])
+    for average in ("binary", "micro", "macro", None):
+        compare("f1_score", y_true, y_pred, average=average)
+
+
+# ------------------------------------------------------------------------------- the interface
+
+
+@pytest.mark.parametrize("name", ALL_FUNCTIONS)
 def test_signatures_match_sklearn(name):
+    """scikit-learn's parameters, in its order, of its kinds, with its defaults; then evalkit's
+    keyword-only tnorm and representation."""
     theirs = inspect.signature(getattr(skm, name)).parameters
     ours = inspect.signature(getattr(ekm, name)).parameters
-    shared = [p for p in ours if p in theirs]
-    assert shared == list(theirs), f"{name}: arguments {shared} != scikit-learn's {list(theirs)}"
+    assert list(ours)[: len(theirs)] == list(theirs), name
     for p in theirs:
         assert ours[p].kind == theirs[p].kind and ours[p].default == theirs[p].default, f"{name}: {p}"
-    assert set(ours) - set(theirs) <= {"tnorm", "representation"}
+    extra = list(ours)[len(theirs):]
+    assert set(extra) <= {"tnorm", "representation"}, extra
+    assert all(ours[p].kind is inspect.Parameter.KEYWORD_ONLY for p in extra)
 
 
-def test_evalkit_keywords_and_misspellings():
+def test_warnings_point_at_the_call():
+    with pytest.warns(ekm.UndefinedMetricWarning, match="F-score is ill-defined") as caught:
+        ekm.f1_score([0, 0], [0, 0])
+    assert caught[0].filename == __file__
+    assert issubclass(ekm.UndefinedMetricWarning, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ekm.f1_score([0, 0], [0, 0], zero_division=1) == 1.0
+
+
+def test_keywords_and_errors():
     y_true, y_pred = np.array([[1, 0], [0.6, 0.4]]), np.array([[0.8, 0.2], [0.5, 0.5]])
     assert ekm.f1_score(y_true, y_pred, average="micro", tnorm="product") == pytest.approx(
         evalkit.evaluate(y_true, y_pred, tnorm="product")["f1"], rel=1e-12)
@@ -176,3 +281,14 @@ def test_evalkit_keywords_and_misspellings():
         ekm.f1_score(y_true, y_pred, averge="micro")
     with pytest.raises(ValueError, match="zero_division must be"):
         ekm.f1_score(y_true, y_pred, average="micro", zero_division="sometimes")
+    with pytest.raises(ValueError, match="average has to be one of"):
+        ekm.f1_score(y_true, y_pred, average="mikro")
+    with pytest.raises(ValueError, match="weights >= 0"):
+        ekm.f1_score([0, 1], [0, 1], sample_weight=[-1, 1])
+    with pytest.raises(ValueError, match="beta up to"):
+        ekm.fbeta_score([0, 1], [0, 1], beta=1e7)
+    with pytest.raises(ValueError, match="binary"):  # AP ranks 0/1 relevance, not memberships
+        ekm.average_precision_score(y_true, y_pred)
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        ekm.f1_score([0, 1], ["a", "b"], average="macro")
+    assert ekm.jaccard_score([0, 0], [0, 0], zero_division=math.nan) != ekm.jaccard_score([0, 0], [0, 0], zero_division=1)
