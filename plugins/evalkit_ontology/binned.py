@@ -48,8 +48,8 @@ def binned_average_precision(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     above_pos = np.cumsum(p, axis=1) - p  # A
     reached = above_pos + p
     with np.errstate(invalid="ignore", divide="ignore"):
-        binned = np.where(p > 0, p * reached / (reached + above_neg + q), 0.0)
-        upper = np.where(p > 0, p * reached / (reached + above_neg), 0.0)
+        binned = np.where(p > 0, p * (reached / (reached + above_neg + q)), 0.0)
+        upper = np.where(p > 0, p * (reached / (reached + above_neg)), 0.0)
         below = above_pos + above_neg + q  # A + F + q
         lower = np.where(below > 0, p - (above_neg + q) * np.log1p(p / np.where(below > 0, below, 1)), p)
     lower = np.clip(np.where(p > 0, lower, 0.0), 0.0, binned)  # rounding never crosses the binned term

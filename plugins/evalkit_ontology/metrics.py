@@ -1,9 +1,12 @@
 """mAP and ontology-aware mAP (OmAP) as metrics of a run: score matrices against binary targets.
 
-Both rank each class's clips by score, so they need all the data at once (their chunk states
-are lists, concatenated by ``+``) and accept any finite scores, not only memberships in [0, 1]
-(``ranks = True``): logits rank like probabilities. Clips may be weighted (``weighted``). The numbers come from
-:mod:`evalkit_ontology.omap`, where the conventions are documented.
+``map`` and ``omap`` rank each class's clips by score, so they need all the data at once (their
+chunk states are lists, concatenated by ``+``) and accept any finite scores, not only
+memberships in [0, 1] (``ranks = True``): logits rank like probabilities. ``map_binned`` keeps
+per-class score histograms of a fixed size instead, and bounds the exact mAP; its scores must be
+memberships. All three take clip weights (``weighted``). The numbers come from
+:mod:`evalkit_ontology.omap` and :mod:`evalkit_ontology.binned`, where the conventions are
+documented.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import Array, BaseComponent, DataError, PerClass, PerLevel
 from evalkit_ontology.binned import binned_average_precision, histogram
-from evalkit_ontology.omap import _check_targets, average_precision, omap
+from evalkit_ontology.omap import _check_scores, _check_targets, _check_weights, _class_text, average_precision, omap
 from evalkit_ontology.ontology import OntologyFile
 
 NoPositive = Literal["zero", "skip"]
@@ -76,8 +79,11 @@ class MeanAveragePrecision(_RankingMetric[MAPParams]):
     """mAP: the mean over classes of the average precision of each class's ranking of the clips.
 
     AP = Σ_t (R_t − R_{t−1}) P_t over one threshold per distinct score (no interpolation), equal
-    to scikit-learn's ``average_precision_score(average="macro")``. Targets must be 0/1; scores
-    may be any finite numbers. Reports ``map`` (and ``map_per_class`` with ``per_class: true``).
+    to scikit-learn's ``average_precision_score(average="macro")``, and with clip weights to its
+    ``sample_weight=`` (TP and FP are sums of weights; a clip of weight 0 is left out, so a class
+    whose positives all weigh 0 has no positive: AP 0, or left out of the mean with
+    ``no_positive: skip``). Targets must be 0/1; scores may be any finite numbers. Reports
+    ``map`` (and ``map_per_class`` with ``per_class: true``).
     """
 
     name = "map"
@@ -85,8 +91,9 @@ class MeanAveragePrecision(_RankingMetric[MAPParams]):
 
     def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
         ap = average_precision(targets, scores, classes=self.classes or None, weights=weights)
-        if self.params.no_positive == "skip":
-            ap[~targets.any(axis=0)] = np.nan
+        if self.params.no_positive == "skip":  # no positive weight: a weight of 0 is a clip left out
+            positive = targets.any(axis=0) if weights is None else (weights @ (targets != 0)) > 0
+            ap[~positive] = np.nan
         out: dict[str, Any] = {"map": float(np.nanmean(ap)) if not np.isnan(ap).all() else np.nan}
         if self.params.per_class:
             out["map_per_class"] = PerClass(ap)
@@ -111,7 +118,13 @@ class BinnedMAP(BaseComponent[BinnedMAPParams]):
     Scores are memberships in [0, 1] cut into ``bins`` equal bins; each bin is one threshold, so
     ``map_binned`` is the exact mAP of the scores rounded down to their bins, and
     ``map_binned_lower`` / ``map_binned_upper`` bound the exact mAP of the scores themselves
-    (every order of the clips within a bin allowed; see :mod:`evalkit_ontology.binned`).
+    (every order of the clips within a bin allowed; the bound and its proof are in
+    :mod:`evalkit_ontology.binned`). Clips may be weighted; a class without positive weight has AP
+    0, or is left out of the means with ``no_positive: skip``.
+
+    It does not rank only (no ``ranks = True``): the bins need bounded scores, so a run checks the
+    predictions are memberships in [0, 1] (or clips them with ``clip: true``), and ``update``
+    checks them again for callers that bypass a run. For logits, use ``map``.
     """
 
     name = "map_binned"
@@ -125,9 +138,11 @@ class BinnedMAP(BaseComponent[BinnedMAPParams]):
     def update(self, reference: Array, prediction: Array, weights: Array | None = None) -> Array:
         try:
             targets = _check_targets(reference, self.classes or None)
+            scores = _check_memberships(prediction, targets.shape, self.classes or None)
+            weights = _check_weights(weights, targets.shape[0])
         except ValueError as exc:
             raise DataError(f"metric {self.name!r}: {exc}") from None
-        return histogram(targets, np.asarray(prediction, dtype=np.float64), self.params.bins, weights)
+        return histogram(targets, scores, self.params.bins, weights)
 
     def compute(self, state: Array) -> dict[str, Any]:
         ap, lower, upper = binned_average_precision(state)
@@ -140,6 +155,25 @@ class BinnedMAP(BaseComponent[BinnedMAPParams]):
         if self.params.per_class:
             out["map_binned_per_class"] = PerClass(ap)
         return out
+
+
+def _check_memberships(prediction: Any, shape: tuple[int, int], classes: Sequence[str] | None) -> Array:
+    """The scores as float64, finite and in [0, 1]: the bins cover [0, 1] only.
+
+    A run checks its predictions before any metric sees them (``map_binned`` does not rank, so
+    they must be memberships); this repeats the check, one min and one max, for a caller of
+    ``update`` itself, since a score outside [0, 1] would otherwise fall in another class's bins.
+    """
+    scores = np.asarray(_check_scores(prediction, shape, classes), dtype=np.float64)
+    if scores.min() < 0 or scores.max() > 1:
+        bad = (scores < 0) | (scores > 1)
+        n, c = np.argwhere(bad)[0]
+        raise ValueError(
+            f"scores must be memberships in [0, 1], which the bins cover: {int(bad.sum())} cell(s) are "
+            f"not, the first at clip {n}, {_class_text(c, classes)} (value {scores[n, c]:g}); "
+            f"for scores that only rank, such as logits, use 'map'"
+        )
+    return scores
 
 
 def _mean(values: Array) -> float:

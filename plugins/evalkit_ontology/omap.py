@@ -55,6 +55,11 @@ scikit-learn takes for plain macro mAP; see docs/benchmarks.md):
   counts within each class and a product with the (V × L) matrix u_t · [u_t > λ] gives the FP
   numerator of every query at every level at once. Counts are exact integers, so the only
   rounding is that of a V-term dot product and one division by μ^λ.
+* Clip weights (``weights``) replace the counts by sums of weights: the same steps, except that
+  the cumulative sums within a class are a segmented scan (:func:`_class_cumsum`) rather than
+  one running sum over all classes less each class's start, whose difference would carry the
+  rounding of every class before (so each class's values do not depend on the other columns).
+  Weights of 1 give bit for bit the unweighted values; a weight of 0 is a clip left out.
 
 The OBCE weights (:func:`obce_weights`) implement the paper's Algorithm 1 literally; see there.
 """
@@ -296,9 +301,14 @@ class _Ranking:
         if w is None:
             self.n_pos = self.n_pos.astype(np.int64)
         self.class_start = np.r_[0, np.cumsum(np.bincount(self.q_class, minlength=c))]
-        # TP at each query = cumulative positives within the class.
-        cum = np.cumsum(counts)
-        self.q_tp = cum - np.repeat(np.r_[0, cum][self.class_start[:-1]], np.diff(self.class_start))
+        # TP at each query = cumulative positives within the class: exact integer counts, a
+        # running sum over all classes less each class's start; sums of weights, which that
+        # would round by the weight of every class before, restart at each class instead.
+        if w is None:
+            cum = np.cumsum(counts)
+            self.q_tp = cum - np.repeat(np.r_[0, cum][self.class_start[:-1]], np.diff(self.class_start))
+        else:
+            self.q_tp = _class_cumsum(counts, self.q_class)
 
     def per_class_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum (K, ...) query values into (C, ...) per class; 0 for a class without queries."""
@@ -307,6 +317,30 @@ class _Ranking:
         if has.any():
             out[has] = np.add.reduceat(values, self.class_start[:-1][has], axis=0)
         return out
+
+
+def _class_cumsum(values: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Cumulative sums of the (K, ...) float ``values`` along axis 0, restarting where the sorted
+    (K,) ``group`` changes (a segmented scan).
+
+    Why not one running sum less each group's start: with float weights that difference keeps
+    the rounding of every earlier group (a rare class after common ones lost 1e-11 relative, and
+    a class of small weights after classes of large ones everything). Here only values of the
+    same group are ever added: a Hillis-Steele scan, ⌈log2(longest group)⌉ vectorized steps, each
+    adding to every element the partial sum 2^j places up when that is still in its group. Its
+    rounding is a tree sum's (at most log2 of the group's length additions deep); integer
+    values stay exact.
+    """
+    out = np.array(values, dtype=np.float64)
+    shift = 1
+    while shift < out.shape[0]:
+        same = group[shift:] == group[:-shift]
+        if not same.any():
+            break
+        same = same.reshape(same.shape + (1,) * (out.ndim - 1))
+        out[shift:] += np.where(same, out[:-shift], 0.0)  # the right side is computed first: old values
+        shift *= 2
+    return out
 
 
 def _ap_from_fp(rank: _Ranking, fp: np.ndarray) -> np.ndarray:
@@ -400,7 +434,8 @@ def omap(
             more level than the finite maximum gives).
         classes: The names of the C columns, for error messages only.
         weights: (N,) clip weights >= 0: TP and the weighted FP are sums over clips of their
-            weight times what they count, so a weight of k counts a clip k times.
+            weight times what they count, so a weight of k counts a clip k times; a clip of
+            weight 0 is left out before anything else (an unlabeled one is then no error).
 
     Returns:
         A dict with ``"omap"`` (float, mean over levels), ``"omap_lambda0"`` (float, level 0),
@@ -422,12 +457,18 @@ def omap(
     w = _check_weights(weights, n_clips)
     d = _check_distances(distances, n_classes, disconnected, classes)
 
+    rows_given = None  # the given row of each clip kept, when clips of weight 0 are left out
+    if w is not None and not w.all():  # a weight of 0 is a clip left out, labels or not
+        rows_given = np.flatnonzero(w)
+        y, s, w = y[rows_given], s[rows_given], w[rows_given]
+        n_clips = y.shape[0]
     has_label = y.any(axis=1)
     if not has_label.all():
         missing = np.flatnonzero(~has_label)
         if unlabeled == "error":
+            listed = _indices_text(missing if rows_given is None else rows_given[missing])
             raise ValueError(
-                f"{missing.size} clip(s) have no label (0-based rows {_indices_text(missing)}): their "
+                f"{missing.size} clip(s) have no label (0-based rows {listed}): their "
                 f"false-positive weight, a minimum distance to an empty label set, is undefined "
                 f"(evaluating a subset of the classes can leave clips without labels); "
                 f"remove them or pass unlabeled='skip' to drop them from every class"
@@ -436,7 +477,7 @@ def omap(
         w = None if w is None else w[has_label]
         n_clips = y.shape[0]
     if n_clips == 0:
-        raise ValueError("no clip to evaluate (none given, or none with a label)")
+        raise ValueError("no clip to evaluate (none given, none of weight > 0, or none with a label)")
 
     # Distinct distances u (u[0] = 0: the diagonal) and every cell as an index into them; the
     # index order is the distance order, so minima can be taken on the small integer indices.
@@ -486,9 +527,12 @@ def omap(
 
     # Negatives at each distinct distance at or above each query's threshold: exact integer
     # cumulative counts within each class; then the FP numerator at every level in one product.
-    cum = np.cumsum(hist, axis=0)
-    base = np.vstack([np.zeros((1, n_values), dtype=cum.dtype), cum])[rank.class_start[:-1]]
-    cum -= np.repeat(base, np.diff(rank.class_start), axis=0)
+    if w is None:
+        cum = np.cumsum(hist, axis=0)
+        base = np.vstack([np.zeros((1, n_values), dtype=cum.dtype), cum])[rank.class_start[:-1]]
+        cum -= np.repeat(base, np.diff(rank.class_start), axis=0)
+    else:  # sums of weights: restarted per class, not differences of one running sum (see there)
+        cum = _class_cumsum(hist, rank.q_class)
     fp = (cum.astype(np.float64) @ kept) / scale[None, :]  # (K, L)
 
     ap = _ap_from_fp(rank, fp).T  # (L, C)
