@@ -1,16 +1,21 @@
-"""Benchmark: a streamed run over a pair of large .npy files, its peak memory and throughput.
+"""Benchmark: a streamed run and a Dask run over a pair of large files, their peak memory and time.
 
 Run as a script, not a test::
 
-    python benchmarks/bench_stream.py [--rows 20000000] [--classes 17]
+    python benchmarks/bench_stream.py [--rows 20000000] [--classes 17] [--workers 2]
 
-Writes a reference and a prediction of ``rows`` x ``classes`` float32 memberships as .npy (a
-chunk at a time) and runs ``evalkit run`` on them with ``data: {stream: true}`` (fuzzy, minimum,
-micro P/R/F1) in a fresh process, reporting its peak RSS (the process's high-water mark, VmHWM in
-/proc/self/status: getrusage's ru_maxrss survives exec and would report the parent's) and its
-time; beside it, in another fresh process, the numpy floor: the same three
-per-class sums (Σ min(μG, μP), Σ μG, Σ μP) with numpy on both arrays loaded into memory. The
-targets: peak RSS under 500 MB, time within 2x the floor.
+Writes a reference and a prediction of ``rows`` x ``classes`` float32 memberships as .npy and as
+Parquet (a block at a time; no id column, so rows match by position as in the .npy) and runs
+``evalkit.run`` on each pair (fuzzy, minimum, micro P/R/F1), each in a fresh process:
+
+- with ``data: {stream: true}``, reporting its peak RSS (the process's high-water mark, VmHWM in
+  /proc/self/status: getrusage's ru_maxrss survives exec and would report the parent's) and time;
+- with ``engine: dask`` on a LocalCluster of ``workers`` processes started by the script, reporting
+  the time (cluster start excluded), the client's peak RSS and each worker's;
+
+and beside them, in another fresh process, the numpy floor: the same three per-class sums
+(Σ min(μG, μP), Σ μG, Σ μP) with numpy on both arrays loaded into memory. The targets: streaming
+peak RSS under 500 MB, streaming time within 2x the floor.
 """
 
 from __future__ import annotations
@@ -37,6 +42,26 @@ peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 102
 print(took, peak, results.rows[2].value)
 """
 
+DASK = """
+import sys, time
+import evalkit
+from distributed import Client, LocalCluster
+
+def peak():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+
+if __name__ == "__main__":
+    with LocalCluster(n_workers=int(sys.argv[3]), threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
+        start = time.perf_counter()
+        results = evalkit.run({"name": "big", "data": {"reference": sys.argv[1], "systems": {"s": sys.argv[2]}},
+                               "engine": {"name": "dask", "address": cluster.scheduler_address},
+                               "metrics": ["precision", "recall", "f1"]})
+        took = time.perf_counter() - start
+        with Client(cluster) as client:
+            workers = ",".join(str(p) for p in client.run(peak).values())
+    print(took, peak(), results.rows[2].value, workers)
+"""
+
 FLOOR = """
 import sys, time
 import numpy as np
@@ -52,38 +77,57 @@ print(took, peak, 2 * inter.sum() / (total_ref.sum() + total_pred.sum()))
 """
 
 
-def write(path: Path, rows: int, classes: int, seed: int) -> None:
+def write(folder: Path, name: str, rows: int, classes: int, seed: int) -> tuple[Path, Path]:
+    """The same array as .npy and as Parquet (row groups of a block)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     rng = np.random.default_rng(seed)
-    array = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, classes))
-    for start in range(0, rows, BLOCK):
-        array[start : start + BLOCK] = rng.random((min(BLOCK, rows - start), classes), dtype=np.float32)
+    npy, parquet = folder / f"{name}.npy", folder / f"{name}.parquet"
+    array = np.lib.format.open_memmap(npy, mode="w+", dtype=np.float32, shape=(rows, classes))
+    schema = pa.schema([(f"c{i}", pa.float32()) for i in range(classes)])
+    with pq.ParquetWriter(parquet, schema) as writer:
+        for start in range(0, rows, BLOCK):
+            block = rng.random((min(BLOCK, rows - start), classes), dtype=np.float32)
+            array[start : start + len(block)] = block
+            writer.write_table(pa.table({f"c{i}": block[:, i] for i in range(classes)}, schema=schema))
     array.flush()
     del array
+    return npy, parquet
 
 
-def measure(script: str, *args: str) -> tuple[float, int, float]:
+def measure(script: str, *args: str) -> list[str]:
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], capture_output=True, text=True, check=True)
-    took, peak, f1 = out.stdout.split()
-    return float(took), int(peak), float(f1)
+    return out.stdout.split()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--classes", type=int, default=17)
+    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        ref, pred = Path(folder) / "ref.npy", Path(folder) / "pred.npy"
-        write(ref, args.rows, args.classes, 0)
-        write(pred, args.rows, args.classes, 1)
-        size = ref.stat().st_size / 2**20
-        floor, floor_peak, floor_f1 = measure(FLOOR, str(ref), str(pred))
-        took, peak, f1 = measure(RUN, str(ref), str(pred))
-    assert abs(f1 - floor_f1) < 1e-9, (f1, floor_f1)
-    print(f"{args.rows:,} x {args.classes} float32 per side ({size:,.0f} MiB each as .npy)")
-    print(f"numpy floor (arrays in memory)   {floor:6.2f} s   peak RSS {floor_peak / 2**20:6,.0f} MiB")
-    print(f"evalkit run, stream: true        {took:6.2f} s   peak RSS {peak / 2**20:6,.0f} MiB   "
-          f"({took / floor:.2f}x the floor)")
+    mib = 2**20
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        ref = write(folder, "ref", args.rows, args.classes, 0)
+        pred = write(folder, "pred", args.rows, args.classes, 1)
+        sizes = [f"{path.stat().st_size / mib:,.0f} MiB" for path in ref]
+        took, peak, expected = (float(x) for x in measure(FLOOR, str(ref[0]), str(pred[0])))
+        floor = took
+        print(f"{args.rows:,} x {args.classes} float32 per side ({sizes[0]} each as .npy, {sizes[1]} as Parquet)")
+        print(f"numpy floor (arrays in memory)        {floor:6.2f} s   peak RSS {peak / mib:6,.0f} MiB")
+        for kind, (r, p) in zip(("npy", "parquet"), zip(ref, pred)):
+            took, peak, f1 = (float(x) for x in measure(RUN, str(r), str(p)))
+            assert abs(f1 - expected) < 1e-9, (f1, expected)
+            print(f"stream: true, {kind:<8}               {took:6.2f} s   peak RSS {peak / mib:6,.0f} MiB   "
+                  f"({took / floor:.2f}x the floor)")
+        for kind, (r, p) in zip(("npy", "parquet"), zip(ref, pred)):
+            took_text, peak_text, f1_text, workers = measure(DASK, str(r), str(p), str(args.workers))
+            assert abs(float(f1_text) - expected) < 1e-9, (f1_text, expected)
+            worker_peaks = ", ".join(f"{int(w) / mib:,.0f}" for w in workers.split(","))
+            print(f"engine: dask, {kind:<8} ({args.workers} workers) {float(took_text):6.2f} s   client peak RSS "
+                  f"{int(peak_text) / mib:6,.0f} MiB, workers {worker_peaks} MiB   ({float(took_text) / floor:.2f}x the floor)")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
 
-from evalkit.config import RunConfig, Spec, load_config
+from evalkit.config import EngineConfig, RunConfig, Spec, load_config
 from evalkit.errors import ConfigError, ReportError
 from evalkit.evaluator import Evaluator
 from evalkit.execute import execute
@@ -89,10 +89,25 @@ def _named(values: dict[Any, float]) -> bool:
 
 def plan(
     config: str | Path | dict[str, Any] | RunConfig, registry: Registry | None = None, writes: bool = True,
+    engine: str | None = None,
 ) -> Plan:
     """Check a config without reading a data value (what ``evalkit validate`` does); without
-    ``writes``, for a run that writes no report, its folder is not made."""
-    return build_plan(load_config(config), registry or default_registry(), writes=writes)
+    ``writes``, for a run that writes no report, its folder is not made. ``engine`` replaces
+    the config's: ``local``, ``dask`` or ``dask=ADDRESS`` (the CLI's ``--engine``)."""
+    loaded = load_config(config)
+    if engine is not None:
+        loaded.config = loaded.config.model_copy(update={"engine": engine_of(engine, loaded.config.engine)})
+        loaded.overrides["engine"] = f"--engine {engine}"
+    return build_plan(loaded, registry or default_registry(), writes=writes)
+
+
+def engine_of(given: str, configured: EngineConfig) -> EngineConfig:
+    """``local``, ``dask`` or ``dask=ADDRESS`` as an engine (the config's other settings, and its
+    address when none is given, kept)."""
+    name, _, address = given.partition("=")
+    if name not in ("local", "dask") or (address and name != "dask"):
+        raise ConfigError(f"--engine {given}: give `local`, `dask` or `dask=ADDRESS` (tcp://host:8786)")
+    return configured.model_copy(update={"name": name, "address": address or configured.address})
 
 
 def results_of(plan: Plan, progress: Progress | None = None) -> Results:

@@ -58,6 +58,8 @@ def _file_size(path: Path) -> Size:
             with zipfile.ZipFile(path) as archive:
                 sizes = [_npy_size(archive.open(name)) for name in archive.namelist() if name.endswith(".npy")]
             return max(sizes, key=lambda s: s.samples * s.classes, default=Size(0, 1))
+        if suffix == ".parquet":
+            return _parquet_size(path)
         return _text_size(path)
     except (OSError, ValueError, zipfile.BadZipFile):
         return Size(0, 1)  # unreadable: the loader says why when the data is read
@@ -68,6 +70,18 @@ def _npy_size(handle: Any) -> Size:
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape = read(handle)[0]  # the header only, no values
     return Size(int(shape[0]) if shape else 1, int(np.prod(shape[1:])) if len(shape) > 1 else 1)
+
+
+def _parquet_size(path: Path) -> Size:
+    """Rows and columns from the file's footer (a long table's rows are samples x classes)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    try:
+        meta = pq.read_metadata(path)
+    except pa.ArrowException:
+        return Size(0, 1)
+    return Size(meta.num_rows, max(meta.num_columns - 1, 1))
 
 
 def _text_size(path: Path) -> Size:

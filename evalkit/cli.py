@@ -69,6 +69,13 @@ def _fail(line: str, status: int) -> NoReturn:
     sys.exit(status)
 
 
+ENGINE = click.option(
+    "--engine", metavar="local|dask[=ADDRESS]",
+    help="Where to score, instead of the config's `engine:`: this process, or a Dask cluster (a LocalCluster "
+         "on this machine, or the scheduler at ADDRESS, e.g. dask=tcp://10.0.0.5:8786).",
+)
+
+
 @click.group(cls=_Guarded)
 @click.version_option(__version__, prog_name="evalkit")
 @click.option("--debug", is_flag=True, envvar="EVALKIT_DEBUG",
@@ -84,12 +91,13 @@ def main(debug: bool) -> None:
 @click.option("--no-report", "no_report", is_flag=True,
               help="Write none of the report files the config asks for (its `report:` section is still "
                    "checked); only print the results, e.g. `--format json > run.json`.")
-def run(config: Path, fmt: str, quiet: bool, no_report: bool) -> None:
+@ENGINE
+def run(config: Path, fmt: str, quiet: bool, no_report: bool, engine: str | None) -> None:
     """Run CONFIG (YAML), print the results side by side and write the reports it asks for."""
     from evalkit import api
 
     _warn_failed_plugins()
-    plan = api.plan(config, writes=not no_report)
+    plan = api.plan(config, writes=not no_report, engine=engine)
     with _progress(quiet) as bar:
         results = api.results_of(plan, progress=bar)
     _print(results, fmt)
@@ -218,13 +226,14 @@ def _rich(table: Table) -> RichTable:
 
 @main.command()
 @click.argument("config", type=click.Path(path_type=Path))
-def validate(config: Path) -> None:
+@ENGINE
+def validate(config: Path, engine: str | None) -> None:
     """Check CONFIG without running it: everything `run` checks before it reads a data value
     (components, parameters, data files and their loaders, sweeps, statistics, reports)."""
     from evalkit import api
 
     _warn_failed_plugins()
-    api.plan(config)
+    api.plan(config, engine=engine)
     click.echo(f"{config}: ok")
 
 

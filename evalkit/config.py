@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalkit.errors import ConfigError, shortened
 from evalkit.yamlfile import YamlDocument, load_yaml
@@ -105,6 +105,28 @@ class StatisticsConfig(_Strict):
     agreement: bool = Field(False, description="Kendall's τ between the system rankings of every pair of measures")
 
 
+class EngineConfig(_Strict):
+    name: Literal["local", "dask"] = Field(
+        "local", description="where the data is scored: in this process (local), or on a Dask cluster in "
+        "partitions of rows (dask: the `evalkit[dask]` extra; files sorted by id, as for `stream: true`)",
+    )
+    address: str | None = Field(
+        None, description="the Dask scheduler's address (tcp://host:8786); none starts a LocalCluster on this machine",
+    )
+    workers: int | None = Field(
+        None, ge=1, le=1024, description="the LocalCluster's worker processes (default: Dask's choice for this machine)",
+    )
+    partition_rows: int = Field(
+        1_000_000, ge=1, description="rows per partition: each is read, aligned and reduced to sums by one Dask task",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named(cls, value: Any) -> Any:
+        """``engine: dask`` is ``engine: {name: dask}``."""
+        return {"name": value} if isinstance(value, str) else value
+
+
 #: A sweep value, or an end or step of a range: NaN or infinity would make no run (or no end).
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 
@@ -184,6 +206,10 @@ class RunConfig(_Strict):
     )
     sweep: SweepConfig | None = Field(None, description="run the config once per value of one varied quantity")
     report: ReportConfig | None = Field(None, description="report files to write; none by default")
+    engine: EngineConfig = Field(
+        default_factory=lambda: EngineConfig.model_validate({}),
+        description="where the data is scored: `local` (the default) or `dask`",
+    )
 
     @field_validator("zero_division", mode="before")
     @classmethod
@@ -215,8 +241,12 @@ class LoadedConfig:
 
     def __init__(self, config: RunConfig, document: YamlDocument | None, base: Path) -> None:
         self.config, self.document, self.base = config, document, base
+        #: top-level keys given on the command line instead, with how (``{"engine": "--engine dask"}``)
+        self.overrides: dict[str, str] = {}
 
     def where(self, *path: Any) -> str:
+        if path and path[0] in self.overrides:
+            return self.overrides[path[0]]
         return self.document.where(path) if self.document else ".".join(map(str, path))
 
 

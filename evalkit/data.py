@@ -6,7 +6,7 @@ Checks here give every bad value a place: the file, the sample (id or row) and t
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -39,6 +39,8 @@ class LabelMatrix:
     classes: tuple[str, ...]
     ids: tuple[str, ...] | None = None
     source: str = "<inline>"
+    #: the file's row (from 0) of the first row, so that a part of a file names its rows
+    first_row: int = 0
 
     def __post_init__(self) -> None:
         values = self.values
@@ -59,16 +61,21 @@ class LabelMatrix:
 
     def __getitem__(self, rows: slice) -> LabelMatrix:
         """A range of rows, with their ids."""
-        return replace(self, values=self.values[rows], ids=None if self.ids is None else self.ids[rows])
+        shift = range(len(self))[rows][:1]  # the first row kept, if any
+        return replace(
+            self, values=self.values[rows], ids=None if self.ids is None else self.ids[rows],
+            first_row=self.first_row + (shift[0] if shift else 0),
+        )
 
     def take(self, rows: np.ndarray) -> LabelMatrix:
         """These rows, in this order; -1 is an empty row (all zero). Ids are dropped (the caller
         knows the new ones)."""
         padded = np.vstack([self.values, np.zeros((1, self.values.shape[1]), self.values.dtype)])
-        return replace(self, values=padded[rows], ids=None)
+        return replace(self, values=padded[rows], ids=None, first_row=0)
 
     def where(self, row: int, col: int) -> str:
-        sample = f"sample {self.ids[row]!r} (row {row + 1})" if self.ids else f"row {row + 1}"
+        number = self.first_row + row + 1
+        sample = f"sample {self.ids[row]!r} (row {number})" if self.ids else f"row {number}"
         return f"{sample}, class {self.classes[col]!r}"
 
     def select(self, classes: Sequence[str]) -> LabelMatrix:
@@ -225,3 +232,15 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) 
     rows = np.fromiter((position.get(i, -1) for i in ref_ids), dtype=np.intp, count=len(ref_ids))
     return replace(prediction.take(rows), ids=ref_ids)
 
+
+
+def rows_from(parts: Iterable[LabelMatrix], start: int) -> Iterator[LabelMatrix]:
+    """The rows from ``start`` on of matrices read in order: for a loader's ``stream`` that
+    cannot seek to a row (it reads the rows before and drops them)."""
+    to_skip = start
+    for part in parts:
+        if to_skip >= len(part):
+            to_skip -= len(part)
+            continue
+        yield part[to_skip:]
+        to_skip = 0

@@ -24,6 +24,10 @@ class DataError(EvalkitError):
     """Input data that is malformed, misaligned or out of range."""
 
 
+class EngineError(EvalkitError):
+    """An engine that cannot run: a Dask scheduler that cannot be reached."""
+
+
 class UnknownComponentError(ConfigError):
     """A component name that no plugin registered."""
 

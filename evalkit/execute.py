@@ -53,13 +53,19 @@ class Scored:
 def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     """Score every system of a plan (every run, every sweep value) with its statistics."""
     out = Scored()
-    if plan.config.data.stream:
+    dask = plan.config.engine.name == "dask"
+    if plan.config.data.stream or dask:
         sources = [plan.reference, *(runs[0] for runs in plan.systems.values())]
         # The files' hashes are taken on another thread while the run reads them (hashlib and
         # file reads release the GIL): on two cores hashing costs no time.
         with ThreadPoolExecutor(max_workers=1) as hashing:
             described = [hashing.submit(_described, source) for source in sources]
-            out.rows, out.notes = stream_rows(plan, progress)
+            if dask:
+                from evalkit.dask_engine import dask_rows  # Dask is imported only for a Dask run
+
+                out.rows, out.notes = dask_rows(plan, progress)
+            else:
+                out.rows, out.notes = stream_rows(plan, progress)
             out.files = [d for future in described if (d := future.result()) is not None]
         return out
     reference = _load(plan, plan.reference, out)

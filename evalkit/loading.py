@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from evalkit import budget
 from evalkit.errors import DataError, EvalkitError
 
@@ -72,17 +74,20 @@ def _distinct(ids: Sequence[str]) -> bool:
     return not bool((hashes[1:] == hashes[:-1]).any()) or len(set(ids)) == len(ids)
 
 
-def unique_ids(ids: Sequence[str], source: str, lines: Sequence[int] | None = None) -> None:
+def unique_ids(
+    ids: Sequence[str], source: str, lines: Sequence[int] | None = None, rows: Sequence[int] | np.ndarray | None = None,
+) -> None:
     """Refuse an empty or repeated sample id: rows would be matched to the wrong samples, or one
-    sample scored twice. The message names the lines (with ``lines``) or rows of both."""
+    sample scored twice. The message names the lines (with ``lines``) or rows of both (``rows``:
+    the file's row of each id, from 0, when the ids are not the file's rows in order)."""
     if _distinct(ids) and "" not in ids:
         return
 
     def place(row: int) -> str:
-        return f"{source}:{lines[row]}" if lines is not None else f"{source}: row {row + 1}"
+        return f"{source}:{lines[row]}" if lines is not None else f"{source}: {first(row)}"
 
     def first(row: int) -> str:
-        return f"line {lines[row]}" if lines is not None else f"row {row + 1}"
+        return f"line {lines[row]}" if lines is not None else f"row {(row if rows is None else rows[row]) + 1}"
 
     seen: dict[str, int] = {}
     for row, sample in enumerate(ids):

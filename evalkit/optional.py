@@ -94,8 +94,10 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "suffix", "(path)",
         ),
         OptionalMember(
-            "stream", None, "yields the file as matrices of about `rows` rows each, reading one part at a "
-            "time, for runs with `data: {stream: true}` (without it the file is read whole)", "(path, role, rows)",
+            "stream", None, "yields the file's rows from row `start` on (0 is the first) as matrices of about "
+            "`rows` rows each, reading one part at a time, for streamed and Dask runs (without it the file "
+            "is read whole); a reader that cannot seek drops the rows before `start` with `rows_from`",
+            "(path, role, rows, start)",
         ),
     ),
     "report_writer": (

@@ -115,7 +115,9 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
             systems[system] = [plan_source(given, "prediction", system, where("data", "systems", system), base, registry, kind)]
     plan = Plan(loaded, registry, where, axes, kind, reference, systems, _steps(loaded, registry, where, axes, kind))
     if cfg.data.stream:
-        _check_streamable(cfg, kind, where)
+        _check_streamable(cfg, kind, where("data", "stream"), "a streamed run", "run without `stream: true`")
+    if cfg.engine.name == "dask":
+        _check_dask(cfg, kind, where)
     if cfg.data.weights is not None:
         plan.weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
         refused = unweighted(axes.data_metrics)
@@ -133,11 +135,12 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     return plan
 
 
-def _check_streamable(cfg: RunConfig, kind: str, where: Where) -> None:
-    """What a streamed run does not do yet, refused at its key rather than silently."""
-    place = where("data", "stream")
+def _check_streamable(cfg: RunConfig, kind: str, place: str, run: str, instead: str, by_id: bool = False) -> None:
+    """What a streamed run (or a Dask run, which reduces partitions to sums as a streamed run
+    reduces chunks) does not do yet, refused at its key rather than silently; ``by_id``: the run
+    aligns the samples by id, so a sample absent from a system may count as empty."""
     if kind != "matrix":
-        raise ConfigError(f"{place}: a streamed run reads membership matrices; this run's representations read item lists")
+        raise ConfigError(f"{place}: {run} reads membership matrices; this run's representations read item lists")
     statistics = cfg.statistics
     resampled_by_id = statistics is not None and statistics.bootstrap is not None and statistics.bootstrap.method == "poisson"
     refused = [
@@ -145,12 +148,22 @@ def _check_streamable(cfg: RunConfig, kind: str, where: Where) -> None:
         (statistics is not None and statistics.bootstrap is not None and not resampled_by_id,
          "bootstrap intervals other than `method: poisson`"),
         (cfg.sweep is not None, "a sweep"),
-        (cfg.data.weights is not None, "sample weights"), (cfg.data.missing != "error", "missing: empty"),
+        (cfg.data.weights is not None, "sample weights"), (cfg.data.missing != "error" and not by_id, "missing: empty"),
         (any(isinstance(s, Runs) for s in cfg.data.systems.values()), "several runs of a system"),
     ]
     named = [what for bad, what in refused if bad]
     if named:
-        raise ConfigError(f"{place}: a streamed run does not take {', '.join(named)} (yet); run without `stream: true`")
+        raise ConfigError(f"{place}: {run} does not take {', '.join(named)} (yet); {instead}")
+
+
+def _check_dask(cfg: RunConfig, kind: str, where: Where) -> None:
+    """A Dask run needs Dask's distributed scheduler, and data a streamed run can read."""
+    import importlib.util
+
+    place = where("engine")
+    if importlib.util.find_spec("distributed") is None:
+        raise ConfigError(f"{place}: the Dask engine needs Dask's distributed scheduler: pip install 'evalkit[dask]'")
+    _check_streamable(cfg, kind, place, "a Dask run", "use `engine: local`", by_id=True)
 
 
 def plan_source(value: Any, role: str, system: str | None, where: str, base: Path, registry: Registry, kind: str) -> Source:

@@ -17,7 +17,7 @@ from typing import Any
 
 from evalkit.cells import Cells, cross_blocks, pair_similarities
 from evalkit.contracts import who
-from evalkit.data import LabelMatrix
+from evalkit.data import LabelMatrix, rows_from
 from evalkit.errors import ConfigError, DataError, EvalkitError, PluginContractError, PluginError
 from evalkit.hookspecs import CONTRACT_VERSION, hookimpl
 from evalkit.items import DEFAULT_CLASS, ItemSets
@@ -128,6 +128,7 @@ __all__ = [
     "pair_similarities",
     "parse_json",
     "reading",
+    "rows_from",
     "tables",
     "text_lines",
     "unique_ids",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import zipfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -34,6 +35,7 @@ from evalkit.plugin import (
     hookimpl,
     parse_json,
     reading,
+    rows_from,
     text_lines,
 )
 from evalkit_loaders.parquet import ParquetMatrix
@@ -109,9 +111,13 @@ class DelimitedLoader(BaseComponent[DelimitedParams]):
         classes = tuple(n for i, n in enumerate(names) if i != id_index)
         return LabelMatrix(values, classes, ids, str(path))
 
-    def stream(self, path: Path, role: str, rows: int) -> Iterator[LabelMatrix]:
-        """The table ``rows`` rows at a time, by pandas' C parser; a chunk that does not parse
-        is read again row by row, to name its line."""
+    def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
+        """The table ``rows`` rows at a time from row ``start``, by pandas' C parser (rows before
+        ``start`` are parsed and dropped: a line cannot be found without reading the ones before
+        it); a chunk that does not parse is read again row by row, to name its line."""
+        return rows_from(self._blocks(path, rows), start)
+
+    def _blocks(self, path: Path, rows: int) -> Iterator[LabelMatrix]:
         import pandas as pd  # type: ignore[import-untyped]
 
         delimiter = _delimiter(path)
@@ -309,19 +315,21 @@ class NpyLoader(BaseComponent):
             values = _matrix(_npy(handle, path.stat().st_size, str(path)), str(path))
         return LabelMatrix(values, tuple(str(i) for i in range(values.shape[-1])), None, str(path))
 
-    def stream(self, path: Path, role: str, rows: int) -> Iterator[LabelMatrix]:
-        """The array ``rows`` rows at a time, each read into its own buffer (not memory-mapped:
-        mapped pages would stay in the process's memory); a column-major array is read whole."""
+    def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
+        """The array ``rows`` rows at a time from row ``start``, each read into its own buffer
+        (not memory-mapped: mapped pages would stay in the process's memory); a column-major
+        array is read whole."""
         where = str(path)
         with path.open("rb") as handle:
             shape, dtype, fortran = _npy_header(handle, path.stat().st_size, where)  # the data follow
             if fortran or len(shape) not in (1, 2):
-                yield self.load(path, role)
+                yield from rows_from([self.load(path, role)], start)
                 return
             width = shape[1] if len(shape) == 2 else 1
             classes = tuple(str(i) for i in range(width))
-            for start in range(0, shape[0], rows):
-                count = min(rows, shape[0] - start) * width
+            handle.seek(min(start, shape[0]) * width * dtype.itemsize, os.SEEK_CUR)
+            for first in range(start, shape[0], rows):
+                count = min(rows, shape[0] - first) * width
                 chunk = np.fromfile(handle, dtype=dtype, count=count).reshape(-1, width)
                 yield LabelMatrix(_matrix(chunk, where), classes, None, where)
 

@@ -1,0 +1,229 @@
+"""The Dask engine on a real distributed.LocalCluster (two worker processes on loopback) gives
+the local engine's numbers: on the bundled configs it takes, and on random data whose files list
+the samples in other orders, in blocks and groups of every size; its errors name the file, the
+row and the sample, as a local run's do."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from distributed import LocalCluster
+
+import evalkit
+from evalkit.errors import ConfigError, DataError, EngineError
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CLASSES = ["a", "b", "c"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as local:
+        yield local.scheduler_address
+
+
+def values(results):
+    return {(r.system, r.measure): (r.value, r.ci_low, r.ci_high) for r in results.rows}
+
+
+def assert_same(dask, local, rel=1e-12):
+    """The same measures; values equal up to the order of the sums (groups add up in a tree)."""
+    assert dask.keys() == local.keys()
+    for key, expected in local.items():
+        for got, want in zip(dask[key], expected):
+            assert (got is None and want is None) or (math.isnan(want) and math.isnan(got)) or \
+                got == pytest.approx(want, rel=rel, abs=1e-15), key
+
+
+@pytest.mark.parametrize("name", ["quickstart", "maestro", "taggers"])
+@pytest.mark.parametrize("partition_rows", [1_000_000, 97])
+def test_bundled_configs_give_the_local_engines_numbers(cluster, monkeypatch, name, partition_rows):
+    monkeypatch.chdir(CONFIGS)
+    config = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text())
+    config.pop("report", None)
+    local = evalkit.run(config)
+    dask = evalkit.run({**config, "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows}})
+    if partition_rows > 100_000:  # one block, one group: the same sums in the same order
+        assert values(dask) == values(local)
+    assert_same(values(dask), values(local))
+    assert dask.notes[:-1] == local.notes
+    assert dask.notes[-1].startswith("Dask: ") and cluster in dask.notes[-1]
+
+
+def test_the_bundled_configs_it_does_not_take_are_refused_at_the_engine_key(monkeypatch):
+    monkeypatch.chdir(CONFIGS)
+    refused = {
+        "tnorms": "a Dask run does not take paired tests or rank agreement, bootstrap intervals other than "
+                  "`method: poisson` (yet); use `engine: local`",
+        "figure1": "a Dask run does not take a sweep",
+        "events": "a Dask run reads membership matrices",
+    }
+    for name, message in refused.items():
+        with pytest.raises(ConfigError, match=f"^--engine dask: {message.replace('(', '.').replace(')', '.')}"):
+            evalkit.api.plan(CONFIGS / f"{name}.yaml", writes=False, engine="dask")
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    n = 5_000
+    ids = np.array([f"clip{i:05d}" for i in rng.permutation(n)])  # not sorted
+    reference = (rng.random((n, 3)) < 0.3) * rng.random((n, 3)).round(2)
+    prediction = rng.random((n, 3)).round(3)
+    return ids, reference, prediction
+
+
+def parquet(path, ids, values, row_group=1_000, columns=CLASSES):
+    pq.write_table(pa.table({"id": ids, **{c: values[:, i] for i, c in enumerate(columns)}}), path, row_group_size=row_group)
+    return str(path)
+
+
+def csv(path, ids, values, columns=CLASSES):
+    pd.DataFrame(values, columns=columns, index=pd.Index(ids, name="id")).to_csv(path)
+    return str(path)
+
+
+SETTINGS = {
+    "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"],
+    "averaging": ["micro", "macro", "samples", "none"],
+    "metrics": ["precision", "recall", "f1", "hamming_loss", "kld"],
+}
+
+
+def both(cluster, data_section, partition_rows, **extra):
+    config = {"name": "d", "data": data_section, **SETTINGS, **extra}
+    local = evalkit.run(config)
+    dask = evalkit.run({**config, "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows}})
+    return dask, local
+
+
+@pytest.mark.parametrize("partition_rows", [5_000, 1_234, 400])
+def test_files_in_other_orders_give_the_local_numbers(cluster, tmp_path, data, partition_rows):
+    ids, reference, prediction = data
+    order = np.random.default_rng(partition_rows).permutation(len(ids))
+    shuffled = prediction[order][:, ::-1]  # other rows order, other column order, and a CSV
+    section = {
+        "reference": parquet(tmp_path / "ref.parquet", ids, reference, row_group=777),
+        "systems": {
+            "parquet": parquet(tmp_path / "p.parquet", ids[order], prediction[order], row_group=1_500),
+            "csv": csv(tmp_path / "p.csv", ids[order], shuffled, columns=CLASSES[::-1]),
+        },
+        "classes": ["c", "a"],
+    }
+    dask, local = both(cluster, section, partition_rows)
+    assert_same(values(dask), values(local))
+    assert len(dask.rows) == len(local.rows) > 100
+
+
+def test_missing_empty_and_clip_as_in_memory(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    over = prediction.copy()
+    over[::250, 0] = 1.5
+    kept = np.arange(len(ids)) % 7 != 3  # samples the system does not list
+    section = {
+        "reference": parquet(tmp_path / "ref.parquet", ids, reference),
+        "systems": {"p": csv(tmp_path / "p.csv", ids[kept], over[kept])},
+        "missing": "empty", "clip": True,
+    }
+    dask, local = both(cluster, section, 600)
+    assert_same(values(dask), values(local))
+    assert dask.notes[:-1] == local.notes
+    assert any("clipped" in note for note in local.notes)
+
+
+def test_poisson_intervals_do_not_depend_on_the_partitions(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    order = np.random.default_rng(1).permutation(len(ids))
+    section = {
+        "reference": parquet(tmp_path / "ref.parquet", ids, reference),
+        "systems": {"p": parquet(tmp_path / "p.parquet", ids[order], prediction[order])},
+    }
+    boot = {"statistics": {"bootstrap": {"resamples": 40, "method": "poisson", "seed": 5}}}
+    dask, local = both(cluster, section, 900, **boot)
+    assert_same(values(dask), values(local))
+    assert all(r.ci_low <= r.value <= r.ci_high for r in dask.rows if not math.isnan(r.value))
+
+
+def test_files_without_ids_are_matched_by_position(cluster, tmp_path, data):
+    _, reference, prediction = data
+    np.save(tmp_path / "ref.npy", reference > 0)  # crisp targets, as the ranking metrics want
+    np.save(tmp_path / "p.npy", prediction.astype(np.float32))
+    section = {"reference": str(tmp_path / "ref.npy"), "systems": {"p": str(tmp_path / "p.npy")}}
+    ranking = {"metrics": [*SETTINGS["metrics"], "map", {"name": "map_binned", "bins": 30}]}
+    dask, local = both(cluster, section, 1_100, **ranking)
+    assert_same(values(dask), values(local))
+    assert "p: rows aligned with the reference by position: neither file has sample ids" in dask.notes
+
+
+def dask_run(cluster, reference, system, partition_rows=1_000):
+    return evalkit.run({
+        "name": "d", "data": {"reference": reference, "systems": {"p": system}},
+        "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows},
+    })
+
+
+def test_an_id_twice_in_two_blocks_is_an_error_naming_both_rows(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    twice = ids.copy()
+    twice[4_321] = twice[12]  # rows 13 and 4,322: blocks 1 and 5
+    system = parquet(tmp_path / "p.parquet", twice, prediction)
+    with pytest.raises(DataError, match=f"p.parquet: row 4322: sample id '{ids[12]}' appears twice \\(first on row 13\\)"):
+        dask_run(cluster, parquet(tmp_path / "ref.parquet", ids, reference), system)
+
+
+def test_a_missing_sample_and_a_bad_value_are_named(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with pytest.raises(DataError, match=f"missing 1 reference id\\(s\\): '{ids[2_500]}'.*one group of ids"):
+        dask_run(cluster, ref, parquet(tmp_path / "p.parquet", np.delete(ids, 2_500), np.delete(prediction, 2_500, 0)))
+    bad = prediction.copy()
+    bad[3_210, 1] = np.nan
+    with pytest.raises(DataError, match=f"bad.parquet: 1 value\\(s\\) are NaN or infinite, first at sample '{ids[3_210]}' "
+                                        "\\(row 3211\\), class 'b'.*read by the Dask task for rows 3,001 to 4,000 of the file"):
+        dask_run(cluster, ref, parquet(tmp_path / "bad.parquet", ids, bad))
+
+
+def test_an_unreachable_scheduler_is_one_clear_error(tmp_path, data):
+    ids, reference, _ = data
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with pytest.raises(EngineError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'.*dask scheduler"):
+        dask_run("tcp://127.0.0.1:9", ref, ref)
+
+
+def test_the_cli_starts_a_local_cluster_with_engine_dask(tmp_path):
+    def run(*extra):
+        done = subprocess.run(
+            [sys.executable, "-m", "evalkit", "run", str(CONFIGS / "quickstart.yaml"), "--no-report",
+             "--format", "json", *extra],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    local, dask = run(), run("--engine", "dask")
+    assert json.loads(dask.stdout)["rows"] == json.loads(local.stdout)["rows"]
+    assert "note: Dask: 300 samples" in dask.stderr and "LocalCluster of" in dask.stderr
+    wrong = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(CONFIGS / "quickstart.yaml"),
+                            "--engine", "spark"], capture_output=True, text=True)
+    assert wrong.returncode == 1 and "--engine spark: give `local`, `dask` or `dask=ADDRESS`" in wrong.stderr
+
+
+def test_a_bad_csv_line_is_named_with_the_task_that_read_it(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    path = csv(tmp_path / "p.csv", ids, prediction)
+    lines = Path(path).read_text().splitlines()
+    lines[2_501] = lines[2_501].rsplit(",", 1)[0] + ",oops"  # line 2,502: row 2,501
+    Path(path).write_text("\n".join(lines) + "\n")
+    # a CSV is parsed from its start (a line cannot be found otherwise): a later block may meet the line first
+    with pytest.raises(DataError, match="p.csv:2502: 'oops' in column 'c' is not a number.*read by the Dask task for rows "):
+        dask_run(cluster, parquet(tmp_path / "ref.parquet", ids, reference), path)
