@@ -20,7 +20,7 @@ from evalkit.contracts import who
 from evalkit.data import LabelMatrix, rows_from
 from evalkit.errors import ConfigError, DataError, EvalkitError, PluginContractError, PluginError
 from evalkit.hookspecs import CONTRACT_VERSION, hookimpl
-from evalkit.items import DEFAULT_CLASS, ItemSets
+from evalkit.items import DEFAULT_CLASS, Intervals, ItemSets
 from evalkit.loading import (
     check_header,
     check_memory,
@@ -88,6 +88,7 @@ __all__ = [
     "DataError",
     "DataMetric",
     "EvalkitError",
+    "Intervals",
     "ItemSets",
     "LabelMatrix",
     "Loader",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.items import ItemSets
+from evalkit.items import Intervals, ItemSets
 
 #: How many times later than the other side's latest event one side's latest may be.
 UNIT_RATIO = 100.0
@@ -19,6 +19,8 @@ UNIT_RATIO = 100.0
 def latest_time(data: ItemSets) -> float | None:
     """The latest offset among the segments (``(onset, offset)`` pairs) of ``data``; None when
     it holds no segments (keywords, labels)."""
+    if isinstance(data.samples, Intervals):
+        return data.samples.latest_end()
     offsets = [
         item[1]
         for sample in data.samples

@@ -39,11 +39,12 @@ from evalkit.plugin import (
     text_lines,
 )
 from evalkit_loaders.parquet import ParquetMatrix
+from evalkit_loaders.parquet_items import ParquetItems
 
 
 @hookimpl
 def evalkit_register_loaders(register):
-    for cls in (DelimitedLoader, NpyLoader, NpzLoader, ParquetMatrix, JsonLinesItems, DelimitedItems):
+    for cls in (DelimitedLoader, NpyLoader, NpzLoader, ParquetMatrix, JsonLinesItems, DelimitedItems, ParquetItems):
         register(cls)
 
 

@@ -21,6 +21,7 @@ from evalkit.plugin import (
     CardinalityTable,
     Cells,
     DataError,
+    Intervals,
     ItemSets,
     Similarity,
     TNorm,
@@ -70,6 +71,8 @@ def intervals(items: Sequence[Any], where: str = "") -> np.ndarray:
 
 def cell_intervals(data: ItemSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cell, onset, offset) of every interval of a batch; cells numbered sample-major."""
+    if isinstance(data.samples, Intervals):  # an event list read as columns: checked by its loader
+        return data.samples.cells()
     cells = [items for sample in data.samples for items in sample]
     values = intervals(list(chain.from_iterable(cells)), f"{data.source}: ")
     cell = np.repeat(np.arange(len(cells)), np.fromiter(map(len, cells), dtype=np.intp, count=len(cells)))

@@ -1,4 +1,4 @@
-"""Event lists read column by column: pandas' C parser, then numpy on whole columns.
+"""Event lists read column by column: pyarrow's CSV reader, then numpy on whole columns.
 
 The exact reader (:class:`evalkit_segments.loaders.EventListLoader`) walks the file row by row
 to name the line of any problem. This one reads a well-formed file about ten times as fast and
@@ -10,15 +10,18 @@ an empty or unknown label, a row with only a filename, text that is not UTF-8, a
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from evalkit.plugin import ItemSets
+from evalkit.plugin import Intervals, ItemSets
 
 #: The csv module's field limit, which the exact reader of a .csv file reports as an error.
 FIELD_LIMIT = 131072
+#: Bytes parsed at a time (by two threads): 4 MiB blocks parsed a million events as fast as
+#: ``pandas.read_csv``; 1 MiB blocks took 40% longer.
+BLOCK_BYTES = 4 << 20
 
 
 def read_events(path: Path, order: list[int], header_line: int, classes_given: list[str] | None) -> ItemSets | None:
@@ -27,27 +30,31 @@ def read_events(path: Path, order: list[int], header_line: int, classes_given: l
     ``order``: the file's column of filename, onset, offset and label; ``header_line``: the
     line of its header (0: none); ``classes_given``: the ``labels`` parameter.
     """
-    import pandas as pd  # type: ignore[import-untyped]
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.csv as pc  # type: ignore[import-untyped]
 
     is_csv = path.suffix.lower() == ".csv"
+    columns = [f"column{i}" for i in range(4)]
+    text = pa.dictionary(pa.int32(), pa.string())  # names become codes as they are parsed
+    types = dict(zip((columns[i] for i in order), (text, pa.float64(), pa.float64(), text)))
     try:
-        frame = pd.read_csv(
-            path, sep="," if is_csv else "\t", header=None, skiprows=header_line, encoding="utf-8-sig",
-            quoting=csv.QUOTE_MINIMAL if is_csv else csv.QUOTE_NONE, engine="c", skip_blank_lines=True,
-            dtype={order[0]: object, order[1]: np.float64, order[2]: np.float64, order[3]: object},
-            keep_default_na=False, na_values=[""],
+        table = pc.read_csv(
+            path,
+            read_options=pc.ReadOptions(skip_rows=header_line, column_names=columns, block_size=BLOCK_BYTES),
+            parse_options=pc.ParseOptions(delimiter="," if is_csv else "\t", quote_char='"' if is_csv else False),
+            convert_options=pc.ConvertOptions(column_types=types, strings_can_be_null=False),
         )
-    except (ValueError, UnicodeDecodeError, OSError, pd.errors.ParserError, pd.errors.EmptyDataError):
+    except (pa.ArrowException, ValueError, OSError):  # another width, a time that is no number, not UTF-8, ...
         return None
-    if frame.shape[1] != 4 or len(frame) == 0:
+    if table.num_rows == 0:
         return None
-    onset = frame[order[1]].to_numpy(np.float64)
-    offset = frame[order[2]].to_numpy(np.float64)
+    onset = table.column(columns[order[1]]).to_numpy()
+    offset = table.column(columns[order[2]]).to_numpy()
     # NaN also stands for an empty field (a row with only a filename): the exact reader decides.
     if not (np.isfinite(onset).all() and np.isfinite(offset).all() and (onset >= 0).all() and (offset >= onset).all()):
         return None
-    files = _names(frame[order[0]])
-    labels = _names(frame[order[3]])
+    files = _coded(table.column(columns[order[0]]))
+    labels = _coded(table.column(columns[order[3]]))
     if files is None or labels is None:
         return None
     (file_codes, ids), (label_codes, seen) = files, labels
@@ -56,46 +63,35 @@ def read_events(path: Path, order: list[int], header_line: int, classes_given: l
     if any(name not in column for name in seen):
         return None
     class_codes = np.array([column[name] for name in seen], dtype=np.int64)[label_codes]
-    return ItemSets(_samples(file_codes, class_codes, onset, offset, len(ids), len(classes)), classes, ids, str(path))
+    return ItemSets(Intervals(file_codes, class_codes, onset, offset, len(ids), len(classes)), classes, ids, str(path))
+
+
+def _coded(column: Any) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    """A dictionary-encoded text column as codes and names in first-seen order (see
+    :func:`_stripped`)."""
+    unified = column.unify_dictionaries()
+    codes = np.concatenate([chunk.indices.to_numpy(zero_copy_only=False) for chunk in unified.chunks])
+    uniques = unified.chunk(0).dictionary.to_pylist() if unified.num_chunks else []
+    return _stripped(codes, uniques)
 
 
 def _names(values: object) -> tuple[np.ndarray, tuple[str, ...]] | None:
-    """Codes of the stripped names of a column and the names in first-seen order; None for an
-    empty name or one over the field limit. Only the distinct values are stripped."""
-    import pandas as pd
+    """Codes of the names of a pandas column and the names in first-seen order (see :func:`_stripped`)."""
+    import pandas as pd  # type: ignore[import-untyped]
 
     codes, uniques = pd.factorize(values, sort=False)
+    return _stripped(codes, list(uniques))
+
+
+def _stripped(codes: np.ndarray, uniques: list[Any]) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    """The codes of the stripped names (" a" and "a" are one) and those names; None for an
+    empty name (code -1 or "") or one over the field limit. Only the distinct values are stripped."""
+    import pandas as pd
+
     if (codes < 0).any():  # an empty field
         return None
     stripped = [str(u).strip() for u in uniques]
     if not all(stripped) or max(map(len, stripped)) > FIELD_LIMIT:
         return None
-    merged, names = pd.factorize(np.array(stripped, dtype=object), sort=False)  # " a" and "a" are one
+    merged, names = pd.factorize(np.array(stripped, dtype=object), sort=False)
     return merged[codes], tuple(names)
-
-
-def _samples(
-    files: np.ndarray, classes: np.ndarray, onset: np.ndarray, offset: np.ndarray, n_files: int, n_classes: int,
-) -> tuple[tuple[tuple[tuple[float, float], ...], ...], ...]:
-    """Per file and class, the sorted intervals with overlapping or touching ones merged."""
-    import pandas as pd
-
-    key = files.astype(np.int64) * n_classes + classes
-    # By onset, then (stable) by file and class: equal onsets may come in any order, since the
-    # merge takes them together whatever their offsets. Two sorts are 3x faster than lexsort.
-    order = np.argsort(onset)
-    order = order[np.argsort(key[order], kind="stable")]
-    key, onset, offset = key[order], onset[order], offset[order]
-    reach = pd.Series(offset).groupby(key).cummax().to_numpy()  # the furthest end so far, per group
-    first = np.r_[True, key[1:] != key[:-1]]
-    starts = first | (onset > np.r_[0.0, reach[:-1]])  # a gap after everything before: a new interval
-    start_at = np.flatnonzero(starts)
-    end_at = np.r_[start_at[1:], len(key)] - 1
-    pairs = list(zip(onset[start_at].tolist(), reach[end_at].tolist()))
-    run_keys = key[start_at]
-    group_at = np.flatnonzero(np.r_[True, run_keys[1:] != run_keys[:-1]])
-    group_end = np.r_[group_at[1:], len(run_keys)]
-    rows: list[list[tuple[tuple[float, float], ...]]] = [[()] * n_classes for _ in range(n_files)]
-    for k, a, b in zip(run_keys[group_at].tolist(), group_at.tolist(), group_end.tolist()):
-        rows[k // n_classes][k % n_classes] = tuple(pairs[a:b])
-    return tuple(map(tuple, rows))

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.plugin import BaseComponent, DataError, ItemSets, reading
-from evalkit_segments.columnar import _names, _samples
+from evalkit.plugin import BaseComponent, DataError, Intervals, ItemSets, reading
+from evalkit_segments.columnar import _names
 from evalkit_segments.loaders import _COLUMN_OF, COLUMNS, HEADER_NAMES, LabelsParams, _classes
 
 
@@ -25,9 +25,21 @@ class ParquetEventList(BaseComponent[LabelsParams]):
     suffixes = (".parquet", ".pq")
     Params = LabelsParams
 
-    def load(self, path: Path, role: str) -> ItemSets:
+    def sniff(self, path: Path) -> bool:
+        """The columns of an event list (item lists in Parquet have others)."""
         import pyarrow as pa  # type: ignore[import-untyped]
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        with reading(path):
+            try:
+                names = pq.read_schema(path).names
+            except (pa.ArrowException, ValueError) as exc:
+                raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+        return set(COLUMNS) <= {_COLUMN_OF.get(str(c).strip().lower()) for c in names}
+
+    def load(self, path: Path, role: str) -> ItemSets:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
         where = str(path)
         with reading(path):
@@ -61,7 +73,7 @@ class ParquetEventList(BaseComponent[LabelsParams]):
         classes = _classes(set(seen), self.params.labels, path)
         column = {name: i for i, name in enumerate(classes)}
         class_codes = labels[events].map(column).to_numpy(np.int64)
-        samples = _samples(file_codes[events], class_codes, onset[events], offset[events], len(ids), len(classes))
+        samples = Intervals(file_codes[events], class_codes, onset[events], offset[events], len(ids), len(classes))
         return ItemSets(samples, classes, ids, where)
 
 
