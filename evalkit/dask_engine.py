@@ -81,23 +81,24 @@ def _has_ids(plan: Plan) -> bool:
 Tasks = tuple[list[Any], dict[str, int], Any]  # the reading tasks, their rows, the future of the sum
 
 
-def _by_position(client: Any, plan: Any, local: Plan, sizes: dict[str, int]) -> Tasks:
+def _by_position(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Tasks:
     """Files without ids: each partition of rows is one task that reads its rows of every file
-    side by side and adds them up (a streamed run of those rows), so no data moves."""
-    ranges = partitions(sizes[REFERENCE], local.config.engine.partition_rows)
-    leaves = [client.submit(_rows, plan, start, stop, pure=False, priority=-i) for i, (start, stop) in enumerate(ranges)]
+    side by side and adds them up (a streamed run of those rows), so no data moves. ``shipped``
+    is the plan as the workers hold it."""
+    ranges = partitions(sizes[REFERENCE], plan.config.engine.partition_rows)
+    leaves = [client.submit(_rows, shipped, start, stop, pure=False, priority=-i) for i, (start, stop) in enumerate(ranges)]
     planned = {leaf.key: (stop or max(sizes[REFERENCE], start)) - start for leaf, (start, stop) in zip(leaves, ranges)}
     return leaves, planned, _tree(client, leaves)
 
 
-def _by_id(client: Any, plan: Any, local: Plan, sizes: dict[str, int]) -> Tasks:
+def _by_id(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Tasks:
     """Files with ids: every file is read in blocks, each block split into groups by a hash of
     the ids; each group aligns its samples by id and adds them up."""
-    blocks = {key: partitions(size, local.config.engine.partition_rows) for key, size in sizes.items()}
+    blocks = {key: partitions(size, plan.config.engine.partition_rows) for key, size in sizes.items()}
     groups = max(len(ranges) for ranges in blocks.values())
     # Earlier blocks first, and a group as soon as its pieces are there.
     read = {
-        key: [client.submit(_block, plan, key, start, stop, groups, pure=False, priority=-index)
+        key: [client.submit(_block, shipped, key, start, stop, groups, pure=False, priority=-index)
               for index, (start, stop) in enumerate(ranges)]
         for key, ranges in blocks.items()
     }
@@ -105,7 +106,7 @@ def _by_id(client: Any, plan: Any, local: Plan, sizes: dict[str, int]) -> Tasks:
                for f, (start, stop) in zip(read[key], ranges)}
     pieces = {key: [[client.submit(operator.getitem, block, g, pure=False, priority=1) for block in futures]
                     for g in range(groups)] for key, futures in read.items()}
-    sums = [client.submit(_group, plan, {key: pieces[key][g] for key in read}, pure=False, priority=1)
+    sums = [client.submit(_group, shipped, {key: pieces[key][g] for key in read}, pure=False, priority=1)
             for g in range(groups)]
     return [f for futures in read.values() for f in futures], planned, _tree(client, sums)
 

@@ -104,6 +104,8 @@ class Intervals(Sequence[tuple[Items, ...]]):
         import pandas as pd  # type: ignore[import-untyped]
 
         key, onset, offset = self.cells()
+        if not key.size:
+            return tuple(((),) * self.n_classes for _ in range(self.n_samples))
         # By onset, then (stable) by cell: equal onsets may come in any order, since the merge
         # takes them together whatever their offsets. Two sorts are 3x faster than lexsort.
         order = np.argsort(onset)

@@ -97,11 +97,19 @@ def find_loader(
     suffix = "/" if full.is_dir() else full.suffix.lower()
     loaders = [registry.create("loader", n) for n in registry.names("loader")]
     loaders = [loader for loader in loaders if loader.kind == kind]
-    candidates = [loader for loader in loaders if suffix in loader.suffixes]
+    by_suffix = [loader for loader in loaders if suffix in loader.suffixes]
+    candidates = by_suffix
     if len(candidates) > 1:
         candidates = [c for c in candidates if (sniff := optional(c, "sniff")) is None or sniff(full)]
     if len(candidates) == 1:
         return candidates[0], full
+    if by_suffix and not candidates:
+        names = ", ".join(loader.name for loader in by_suffix)
+        raise DataError(
+            f"{where}: none of the loaders of {full.suffix!r} files for {kind} data ({names}) recognises {full.name} "
+            f"(its header or columns); name the one it should be, and it will say what is missing: "
+            f"{{path: {path}, loader: {by_suffix[0].name}}}"
+        )
     if candidates:
         names = ", ".join(loader.name for loader in candidates)
         raise DataError(

@@ -98,3 +98,24 @@ def test_times_are_read_to_the_last_bit_as_python_reads_them(tmp_path, times):
     columnar = read_events(path, [0, 1, 2, 3], 0, None)
     assert columnar is not None
     assert [sample[0][0][0] for sample in columnar.samples] == [float(t) for t in texts]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=event_lists(), data=st.data())
+def test_events_held_as_columns_reorder_cut_and_select_as_tuples_do(tmp_path, rows, data):
+    """Intervals (the columnar reader's samples) under take, slices and select equal the same
+    operations on the row reader's tuples: alignment and chunking never see the difference."""
+    path = write(tmp_path / "events.tsv", rows, header=False, csv=False, crlf=False, bom=False, spaces=False,
+                 permute=False)
+    columnar = read_events(path, [0, 1, 2, 3], 0, None)
+    tuples = EventListLoader(EventListLoader.Params())._load_rows(path, [0, 1, 2, 3], 0)
+    assert columnar is not None and columnar == tuples
+    n = len(tuples)
+    order = data.draw(st.permutations(list(range(n)) + [-1]))  # -1: an empty sample
+    assert columnar.take(order).samples == tuples.take(order).samples
+    start, stop = data.draw(st.integers(0, n)), data.draw(st.integers(0, n))
+    assert columnar[start:stop].samples == tuples[start:stop].samples
+    classes = data.draw(st.lists(st.sampled_from([*LABELS, "new"]), unique=True, min_size=1))
+    assert columnar.select(classes, fill=True).samples == tuples.select(classes, fill=True).samples
+    cells = columnar.samples.cells()
+    assert len(cells[0]) == len(rows)  # every event, not merged

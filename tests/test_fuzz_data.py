@@ -110,6 +110,19 @@ def _parquet_events() -> bytes:
     return buffer.getvalue()
 
 
+def _parquet_items(lists: bool) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if lists:
+        table = pa.table({"id": ["a", "b"], "class": ["k", "m"], "items": [["x", "y"], ["z"]]})
+    else:
+        table = pa.table({"id": ["a", "a", "b"], "item": ["x", "y", "z"]})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
 def _graphml() -> bytes:
     import networkx as nx
 
@@ -133,6 +146,8 @@ SEEDS: dict[str, tuple[str, Any, Callable[[Path], Any]]] = {
     "parquet": ("data.parquet", _parquet(long=False), lambda p: load(p, "matrix")),
     "parquet_long": ("data.parquet", _parquet(long=True), lambda p: load(p, "matrix")),
     "parquet_events": ("events.parquet", _parquet_events(), lambda p: load(p, "items")),
+    "parquet_items": ("items.parquet", _parquet_items(lists=False), lambda p: load(p, "items")),
+    "parquet_items_lists": ("items.parquet", _parquet_items(lists=True), lambda p: load(p, "items")),
     "jsonl": ("data.jsonl", b'{"id": "a", "items": ["x", "y"]}\n{"id": "b", "items": {"k": ["z"]}}\n'
                             b'{"id": "c", "reference": ["q"], "prediction": ["r"]}\n', lambda p: load(p, "items")),
     "csv_items": ("data.csv", b"id,item,class\na,x,k\na,y,k\nb,z,m\n", lambda p: load(p, "items")),
@@ -225,7 +240,8 @@ def test_a_mutated_file_loads_or_gives_an_error_naming_it(name, data):
 def test_every_registered_loader_is_fuzzed():
     registry = default_registry()
     builtin = {n for n in registry.names("loader") if registry.entry("loader", n).distribution == "evalkit"}
-    fuzzed = {"csv", "npy", "npz", "parquet", "jsonl", "csv_items", "events", "parquet_events", "maestro"}
+    fuzzed = {"csv", "npy", "npz", "parquet", "jsonl", "csv_items", "events", "parquet_events", "parquet_items",
+              "maestro"}
     assert builtin == fuzzed, "add a seed file for each new loader to SEEDS"
     for name, (file_name, _, read) in SEEDS.items():
         assert name in {"audioset", "node_link", "edgelist", "graphml"} or read is not read_ontology, file_name

@@ -83,3 +83,12 @@ def test_runs_tell_item_lists_from_event_lists_by_their_columns(tmp_path):
 
     assert find_loader(events, tmp_path, "here", default_registry(), "items")[0].name == "parquet_events"
     assert find_loader(tmp_path / "ref.parquet", tmp_path, "here", default_registry(), "items")[0].name == "parquet_items"
+
+
+def test_a_parquet_file_no_items_loader_recognises_says_which_to_name(tmp_path):
+    pq.write_table(pa.table({"doc": ["a"], "words": [["x"]]}), tmp_path / "k.parquet")
+    from evalkit.sources import find_loader
+
+    with pytest.raises(DataError, match="none of the loaders of '.parquet' files for items data \\(.*parquet_items.*\\) "
+                                        "recognises k.parquet .*loader: parquet"):
+        find_loader(tmp_path / "k.parquet", tmp_path, "here", default_registry(), "items")
