@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from evalkit.errors import DataError
 from evalkit_segments.columnar import read_events
-from evalkit_segments.loaders import EventListLoader, _layout
+from evalkit_segments.loaders import EventListLoader, _layout, separator
 
 LABELS = ["speech", "dog bark", "car", "alarm/bell"]
 FILES = ["a.wav", "b.wav", "dir/c.wav", "d e.wav"]
@@ -54,7 +54,7 @@ def test_the_columnar_reader_equals_the_row_reader(tmp_path, rows, header, csv, 
                  bom=bom, spaces=spaces, permute=permute)
     given_labels = LABELS[::-1] if labels else None
     order, header_line = _layout(path)
-    columnar = read_events(path, order, header_line, given_labels)
+    columnar = read_events(path, order, header_line, given_labels, separator(path))
     assert columnar is not None, path.read_text(encoding="utf-8-sig")
     loader = EventListLoader(EventListLoader.Params(labels=given_labels))
     assert columnar == loader._load_rows(path, order, header_line)
@@ -75,7 +75,7 @@ def test_the_columnar_reader_equals_the_row_reader(tmp_path, rows, header, csv, 
 def test_what_the_columnar_reader_leaves_gets_the_row_readers_error(tmp_path, text, message):
     path = tmp_path / "events.tsv"
     path.write_text(text, encoding="utf-8")
-    assert read_events(path, [0, 1, 2, 3], 0, None) is None
+    assert read_events(path, [0, 1, 2, 3], 0, None, "\t") is None
     with pytest.raises(DataError, match=message):
         EventListLoader(EventListLoader.Params()).load(path, "reference")
 
@@ -83,7 +83,7 @@ def test_what_the_columnar_reader_leaves_gets_the_row_readers_error(tmp_path, te
 def test_files_without_events_take_the_row_reader(tmp_path):
     path = tmp_path / "events.tsv"
     path.write_text("a.wav\t1\t2\tdog\nb.wav\n", encoding="utf-8")
-    assert read_events(path, [0, 1, 2, 3], 0, None) is None
+    assert read_events(path, [0, 1, 2, 3], 0, None, "\t") is None
     loaded = EventListLoader(EventListLoader.Params()).load(path, "reference")
     assert loaded.ids == ("a.wav", "b.wav") and loaded.samples[1] == ((),)
 
@@ -95,7 +95,7 @@ def test_times_are_read_to_the_last_bit_as_python_reads_them(tmp_path, times):
     texts = [f"{whole}.{frac}e{exp}" for whole, frac, exp in times]
     path = tmp_path / "events.tsv"
     path.write_text("".join(f"f{i}.wav\t{t}\t{t}\tdog\n" for i, t in enumerate(texts)), encoding="utf-8")
-    columnar = read_events(path, [0, 1, 2, 3], 0, None)
+    columnar = read_events(path, [0, 1, 2, 3], 0, None, "\t")
     assert columnar is not None
     assert [sample[0][0][0] for sample in columnar.samples] == [float(t) for t in texts]
 
@@ -107,7 +107,7 @@ def test_events_held_as_columns_reorder_cut_and_select_as_tuples_do(tmp_path, ro
     operations on the row reader's tuples: alignment and chunking never see the difference."""
     path = write(tmp_path / "events.tsv", rows, header=False, csv=False, crlf=False, bom=False, spaces=False,
                  permute=False)
-    columnar = read_events(path, [0, 1, 2, 3], 0, None)
+    columnar = read_events(path, [0, 1, 2, 3], 0, None, "\t")
     tuples = EventListLoader(EventListLoader.Params())._load_rows(path, [0, 1, 2, 3], 0)
     assert columnar is not None and columnar == tuples
     n = len(tuples)

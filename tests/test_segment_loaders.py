@@ -16,7 +16,7 @@ from evalkit.errors import DataError
 from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.sources import find_loader
 from evalkit_loaders import DelimitedItems
-from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels, merge_intervals
+from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels, _layout, merge_intervals
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "configs" / "data"
@@ -162,7 +162,7 @@ def test_merge_intervals_sorts_and_merges():
         ("a.wav\t0\t1\tdog\textra\n", 1, "5 fields; expected 4"),
         ("a.wav\t0\t1\t\n", 1, "empty event label"),
         ("a.wav\t0\t1\tdog\n\t0\t1\tdog\n", 2, "empty filename"),
-        ("a.wav 0 1 dog\n", 1, "fields must be separated by tabs"),
+        ("a.wav 0 1 dog\n", 1, "the file was read as tab-separated: separate every field that way"),
         ("name\tstart\tend\tclass\n", 1, "looks like a header"),
     ],
 )
@@ -174,8 +174,26 @@ def test_bad_rows_are_errors_naming_file_and_line(tmp_path, text, line, message)
 
 
 def test_space_separated_csv_row_is_an_error(tmp_path):
-    with pytest.raises(DataError, match=r"events\.csv:1: .*separated by commas"):
+    with pytest.raises(DataError, match=r"events\.csv:1: .*read as comma-separated"):
         events(tmp_path, "a.wav 0 1 dog\n", "events.csv")
+
+
+def test_a_tab_separated_csv_reads_as_its_tsv_twin(tmp_path):
+    """DCASE 2023 task 4B's gt_dev.csv is tab-separated: a .csv whose first line has more tabs
+    than commas is read with tabs, by both readers, to the same item sets as the .tsv."""
+    text = "filename\tonset\toffset\tevent_label\na.wav\t0.5\t1.5\tdog, barking\nb.wav\t2\t3\tcat\n"
+    (tmp_path / "gt_dev.csv").write_text(text, encoding="utf-8")
+    (tmp_path / "gt_dev.tsv").write_text(text, encoding="utf-8")
+    loader = EventListLoader(EventListLoader.Params())
+    as_csv, as_tsv = loader.load(tmp_path / "gt_dev.csv", "reference"), loader.load(tmp_path / "gt_dev.tsv", "reference")
+    assert (as_csv.samples, as_csv.classes, as_csv.ids) == (as_tsv.samples, as_tsv.classes, as_tsv.ids)
+    assert as_csv.classes == ("cat", "dog, barking")
+    order, header = _layout(tmp_path / "gt_dev.csv")
+    rows = loader._load_rows(tmp_path / "gt_dev.csv", order, header)
+    assert rows.samples == tuple(as_csv.samples) and rows.ids == as_csv.ids
+    (tmp_path / "mixed.csv").write_text("a.wav\t0.5\t1.5\tdog\nb.wav 2 3 cat\n", encoding="utf-8")
+    with pytest.raises(DataError, match="mixed.csv:2: .*read as tab-separated \\(its first line has more tabs than commas\\)"):
+        loader.load(tmp_path / "mixed.csv", "reference")
 
 
 def test_a_file_that_is_not_utf8_is_an_error(tmp_path):

@@ -24,16 +24,19 @@ FIELD_LIMIT = 131072
 BLOCK_BYTES = 4 << 20
 
 
-def read_events(path: Path, order: list[int], header_line: int, classes_given: list[str] | None) -> ItemSets | None:
+def read_events(
+    path: Path, order: list[int], header_line: int, classes_given: list[str] | None, separator: str,
+) -> ItemSets | None:
     """The item sets of an event list, or None when the exact reader must read it.
 
     ``order``: the file's column of filename, onset, offset and label; ``header_line``: the
-    line of its header (0: none); ``classes_given``: the ``labels`` parameter.
+    line of its header (0: none); ``classes_given``: the ``labels`` parameter; ``separator``:
+    a tab, or a comma (then with CSV quoting).
     """
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.csv as pc  # type: ignore[import-untyped]
 
-    is_csv = path.suffix.lower() == ".csv"
+    is_csv = separator == ","
     columns = [f"column{i}" for i in range(4)]
     text = pa.dictionary(pa.int32(), pa.string())  # names become codes as they are parsed
     types = dict(zip((columns[i] for i in order), (text, pa.float64(), pa.float64(), text)))

@@ -90,11 +90,25 @@ def _classes(seen: set[str], labels: list[str] | None, source: Path) -> tuple[st
 # --- event lists ---------------------------------------------------------------------------------
 
 
+def separator(path: Path) -> str:
+    """The field separator of an event list: a tab for .tsv and .txt; for .csv a comma, unless
+    its first line holds more tabs than commas (DCASE 2023 task 4B ships a tab-separated
+    ``gt_dev.csv``)."""
+    if path.suffix.lower() != ".csv":
+        return "\t"
+    lines = text_lines(path)
+    try:
+        first = next((text for _, text in lines if text.strip()), "")
+    finally:
+        lines.close()
+    return "\t" if first.count("\t") > first.count(",") else ","
+
+
 def _rows(path: Path) -> Generator[tuple[int, list[str]], None, None]:
-    """(line number, stripped fields) of every non-empty line. Tab-separated for .tsv and .txt
-    (split on tabs only: labels may contain spaces), comma-separated (with CSV quoting) for .csv."""
+    """(line number, stripped fields) of every non-empty line: split on tabs only when the
+    :func:`separator` is a tab (labels may contain spaces), else comma-separated with CSV quoting."""
     records: Iterator[tuple[int, list[str]]] = (
-        csv_rows(path) if path.suffix.lower() == ".csv"
+        csv_rows(path) if separator(path) == ","
         else ((line, text.split("\t")) for line, text in text_lines(path))
     )
     for line, fields in records:
@@ -114,7 +128,8 @@ def _known_header(fields: list[str]) -> bool:
 
 
 class EventListLoader(BaseComponent[LabelsParams]):
-    """sed_eval / DCASE event lists (.tsv, .txt: tab-separated; .csv: comma-separated).
+    """sed_eval / DCASE event lists (.tsv, .txt: tab-separated; .csv: comma-separated, or
+    tab-separated when its first line has more tabs than commas).
 
     Columns ``filename, onset, offset, event_label``; a header row is optional and, when present,
     may name the columns in any order (filename|file|audio_filename, onset|event_onset,
@@ -158,7 +173,8 @@ class EventListLoader(BaseComponent[LabelsParams]):
         if labels is not None:
             _classes(set(), labels, path)  # a label listed twice is an error either way
         order, header_line = _layout(path)
-        return read_events(path, order, header_line, labels) or self._load_rows(path, order, header_line)
+        fast = read_events(path, order, header_line, labels, separator(path))
+        return fast or self._load_rows(path, order, header_line)
 
     def _load_rows(self, path: Path, order: list[int], header_line: int) -> ItemSets:
         labels = self.params.labels
@@ -230,10 +246,12 @@ def _not_space_separated(filename: str, path: Path, where: str) -> None:
     file without events named "a.wav 1.0 2.0 speech"."""
     tokens = filename.split()
     if len(tokens) >= 4 and _number(tokens[1]) is not None and _number(tokens[2]) is not None:
-        separator = "commas" if path.suffix.lower() == ".csv" else "tabs"
+        found = "comma-separated"
+        if separator(path) == "\t":
+            found = "tab-separated" + (" (its first line has more tabs than commas)" if path.suffix.lower() == ".csv" else "")
         raise DataError(
-            f"{where}: {filename!r} is one field, but it reads as an event row; fields must be "
-            f"separated by {separator} in {path.suffix} files"
+            f"{where}: {filename!r} is one field, but it reads as an event row; the file was read as {found}: "
+            "separate every field that way"
         )
 
 
