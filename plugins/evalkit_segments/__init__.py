@@ -118,21 +118,47 @@ def shared_length(ref: tuple, pred: tuple, n_cells: int) -> np.ndarray:
     return np.bincount(cell[:-1], weights=gap, minlength=n_cells)
 
 
-class Segments(BaseComponent):
-    """Segments by length: |A| = length of the union, |G ∩ P| = shared length (exact sweep)."""
+class SegmentsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    resolution: float | None = Field(
+        None, gt=0, allow_inf_nan=False,
+        description="seconds per segment of sed_eval's segment-based grid: an event covers segments "
+        "floor(onset / resolution) to ceil(offset / resolution) - 1, and lengths count segments "
+        "(none: exact lengths in seconds)",
+    )
+
+
+class Segments(BaseComponent[SegmentsParams]):
+    """Segments by length: |A| = length of the union, |G ∩ P| = shared length (exact sweep).
+
+    With ``resolution``, on sed_eval's segment grid (Mesaros, Heittola & Virtanen, "Metrics for
+    polyphonic sound event detection", 2016): |G|, |P| and |G ∩ P| count the segments a class is
+    active in, per file, as ``sed_eval.sound_event.SegmentBasedMetrics(time_resolution=...)``
+    counts them (Nref, Nsys and Ntp).
+    """
 
     name = "segments"
     uses: ClassVar[frozenset[str]] = frozenset()
     data = "items"
+    Params = SegmentsParams
 
     def cardinalities(
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
         shape = (len(reference), len(reference.classes))
         n = shape[0] * shape[1]
-        ref, pred = merge(*cell_intervals(reference)), merge(*cell_intervals(prediction))
+        ref, pred = (merge(*self._on_grid(cell_intervals(side))) for side in (reference, prediction))
         columns = (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n))
         return CardinalityTable(*(column.reshape(shape) for column in columns))
+
+    def _on_grid(self, cells: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Intervals as the segments they touch (in segment units), as sed_eval's event roll
+        takes them: ``floor(onset / r)`` to ``ceil(offset / r)``, the same float divisions."""
+        resolution = self.params.resolution
+        if resolution is None:
+            return cells
+        cell, onset, offset = cells
+        return cell, np.floor(onset / resolution), np.ceil(offset / resolution)
 
 
 class FuzzySegmentsParams(BaseModel):

@@ -1,0 +1,97 @@
+"""``segments`` with a ``resolution`` is sed_eval's segment-based grid: on seeded event lists,
+overall (micro) and class-wise precision, recall and F equal
+``sed_eval.sound_event.SegmentBasedMetrics`` at 1 s, 0.1 s and 0.01 s, to 1e-9.
+
+sed_eval evaluates file by file and sums the counts: each file's grid runs to the later of the
+two sides' last offsets, and an event covers segments floor(onset / r) to ceil(offset / r) − 1.
+sed_eval leaves a class's precision undefined (NaN) when the system never outputs it, where
+evalkit's F is 0; the data here gives every class output on both sides, so every value is
+defined on both.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import evalkit
+
+with warnings.catch_warnings():  # dcase_util imports pkg_resources, which warns of its removal
+    warnings.simplefilter("ignore")
+    import sed_eval
+
+LABELS = ["alarm", "cat", "dog", "speech"]
+
+
+def event_lists(seed: int, files: int = 12) -> tuple[list[dict], list[dict]]:
+    """Reference and system events: times to the millisecond (some on exact grid points, some
+    overlapping within a class, some of zero length), every label on both sides."""
+    rng = np.random.default_rng(seed)
+
+    def events(shift: float) -> list[dict]:
+        rows = []
+        for f in range(files):
+            for label in LABELS:
+                for _ in range(rng.integers(1, 4)):
+                    onset = float(rng.choice([rng.integers(0, 20) * 0.5, round(rng.random() * 20, 3)]))
+                    length = float(rng.choice([0.0, 1.0, round(rng.random() * 4, 3)]))
+                    onset = max(round(onset + shift * rng.standard_normal(), 3), 0.0)
+                    rows.append({"filename": f"f{f:02d}.wav", "event_label": label, "onset": onset,
+                                 "offset": round(onset + length, 3)})
+        return rows
+
+    return events(0.0), events(0.4)
+
+
+def write(path, rows) -> str:
+    path.write_text("filename\tonset\toffset\tevent_label\n" + "".join(
+        f"{r['filename']}\t{r['onset']}\t{r['offset']}\t{r['event_label']}\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def peer(reference: list[dict], system: list[dict], resolution: float):
+    metrics = sed_eval.sound_event.SegmentBasedMetrics(event_label_list=LABELS, time_resolution=resolution)
+    for name in sorted({r["filename"] for r in reference}):
+        metrics.evaluate([r for r in reference if r["filename"] == name], [r for r in system if r["filename"] == name])
+    return metrics
+
+
+@pytest.mark.parametrize("resolution", [1.0, 0.1, 0.01])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_segment_based_precision_recall_and_f_equal_sed_eval(tmp_path, resolution, seed):
+    reference, system = event_lists(seed)
+    results = evalkit.run({
+        "name": "sed", "data": {"reference": write(tmp_path / "ref.tsv", reference),
+                                "systems": {"s": write(tmp_path / "sys.tsv", system)}},
+        "representation": {"name": "segments", "resolution": resolution},
+        "averaging": ["micro", "none"], "metrics": ["precision", "recall", "f1"],
+    })
+    got = {(r.averaging, r.metric, r.class_): r.value for r in results.rows}
+    expected = peer(reference, system, resolution)
+    overall = expected.overall_f_measure()
+    for metric, key in (("precision", "precision"), ("recall", "recall"), ("f1", "f_measure")):
+        assert got[("micro", metric, None)] == pytest.approx(overall[key], rel=1e-9, abs=1e-12), metric
+        for label in LABELS:
+            assert got[("none", metric, label)] == pytest.approx(
+                expected.class_wise_f_measure(label)[key], rel=1e-9, abs=1e-12), (metric, label)
+
+
+def test_counts_are_segments_on_the_grid(tmp_path):
+    """An event from 0.5 s to 1.5 s covers segments 0 and 1 at 1 s; from 1.0 to 1.0, none; from
+    1.5 to 1.5, segment 1 (sed_eval's floor and ceil)."""
+    reference = [{"filename": "a.wav", "event_label": "dog", "onset": 0.5, "offset": 1.5},
+                 {"filename": "a.wav", "event_label": "dog", "onset": 3.0, "offset": 3.0},
+                 {"filename": "a.wav", "event_label": "cat", "onset": 1.5, "offset": 1.5}]
+    system = [{"filename": "a.wav", "event_label": "dog", "onset": 1.2, "offset": 1.3},
+              {"filename": "a.wav", "event_label": "cat", "onset": 1.0, "offset": 2.0}]
+    results = evalkit.run({
+        "name": "grid", "data": {"reference": write(tmp_path / "ref.tsv", reference),
+                                 "systems": {"s": write(tmp_path / "sys.tsv", system)}},
+        "representation": {"name": "segments", "resolution": 1.0}, "averaging": "none",
+        "metrics": ["card_ref", "card_pred", "card_inter"],
+    })
+    got = {(r.metric, r.class_): r.value for r in results.rows}
+    assert (got[("card_ref", "dog")], got[("card_pred", "dog")], got[("card_inter", "dog")]) == (2, 1, 1)
+    assert (got[("card_ref", "cat")], got[("card_pred", "cat")], got[("card_inter", "cat")]) == (1, 1, 1)
