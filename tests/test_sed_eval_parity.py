@@ -95,3 +95,29 @@ def test_counts_are_segments_on_the_grid(tmp_path):
     got = {(r.metric, r.class_): r.value for r in results.rows}
     assert (got[("card_ref", "dog")], got[("card_pred", "dog")], got[("card_inter", "dog")]) == (2, 1, 1)
     assert (got[("card_ref", "cat")], got[("card_pred", "cat")], got[("card_inter", "cat")]) == (1, 1, 1)
+
+
+def test_macro_with_undefined_skip_is_sed_evals_class_wise_average(tmp_path):
+    """A class the system never outputs has no precision (nor F) in sed_eval, and its class-wise
+    average leaves it out; `macro` with `undefined: skip` does the same, where the default macro
+    counts it as 0 (the DCASE task 4B baseline's rule)."""
+    reference, system = event_lists(3)
+    system = [r for r in system if r["event_label"] != "cat"]  # never predicted: P and F undefined
+    reference = [r for r in reference if r["event_label"] != "speech"]  # never in the reference: R and F undefined
+    results = evalkit.run({
+        "name": "macro", "data": {  # every label a class on both sides, as sed_eval's event_label_list
+            "reference": {"path": write(tmp_path / "ref.tsv", reference), "loader": {"name": "events", "labels": LABELS}},
+            "systems": {"s": {"path": write(tmp_path / "sys.tsv", system), "loader": {"name": "events", "labels": LABELS}}},
+        },
+        "representation": {"name": "segments", "resolution": 1.0},
+        "averaging": [{"name": "macro", "undefined": "skip"}, "macro"], "metrics": ["precision", "recall", "f1"],
+    })
+    got = {(r.averaging, r.metric): r.value for r in results.rows}
+    expected = peer(reference, system, 1.0)
+    average = expected.results_class_wise_average_metrics()["f_measure"]
+    skip = next(a for a, _ in got if a != "macro")
+    for metric, key in (("precision", "precision"), ("recall", "recall"), ("f1", "f_measure")):
+        assert got[(skip, metric)] == pytest.approx(average[key], rel=1e-9), metric
+    by_class = [expected.class_wise_f_measure(label)["f_measure"] for label in LABELS]
+    assert sum(np.isnan(by_class)) == 2  # cat and speech
+    assert got[("macro", "f1")] == pytest.approx(np.nansum(by_class) / len(LABELS), rel=1e-9)

@@ -9,12 +9,16 @@ permutation replicates (summaries with a leading replicate axis) is reduced in o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Literal, TypeVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import Array, BaseComponent, NoParams, SetMetric, Summary, hookimpl, metric_of_pr, optional
+
+P = TypeVar("P", bound=BaseModel)
 
 
 @hookimpl
@@ -43,7 +47,7 @@ def nan_average(values: Array, weights: Array | None = None) -> Array:
         return np.where(total > 0, (filled * chosen).sum(axis=-1) / np.where(total > 0, total, 1), np.nan)
 
 
-class _ClassAveraging(BaseComponent):
+class _ClassAveraging(BaseComponent[P]):
     batched = True
 
     def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
@@ -59,13 +63,36 @@ class Micro(_ClassAveraging):
         return summary.value(metric, zero_division, reduce=lambda column: column.sum(axis=-1))
 
 
-class Macro(_ClassAveraging):
+class MacroParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    undefined: Literal["zero_division", "skip"] = Field(
+        "zero_division",
+        description="a class where the metric is undefined: takes `zero_division` (0 by default: the DCASE "
+        "task 4B baseline's undefined-as-zero), or is left out of the mean (skip: sed_eval's class-wise "
+        "average; a metric of P and R is undefined where its P or R is, with no prediction or no reference)",
+    )
+
+
+class Macro(_ClassAveraging[MacroParams]):
     """The ratio per class (summed over samples), then the unweighted mean over classes."""
 
     name = "macro"
+    Params = MacroParams
 
     def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+        if self.params.undefined == "skip":
+            return nan_average(defined_per_class(summary, metric))
         return nan_average(per_class(summary, metric, zero_division))
+
+
+def defined_per_class(summary: Summary, metric: SetMetric) -> Array:
+    """Per class, the metric, NaN where it is undefined as sed_eval defines it: a metric of P
+    and R is taken of them, undefined where a P (no predicted mass) or R (no reference mass) it
+    needs is; another metric where its own ratio is 0/0."""
+    if not of_pr(metric):
+        return per_class(summary, metric, math.nan)
+    p, r = (per_class(summary, m, math.nan) for m in (PRECISION, RECALL))
+    return metric_of_pr(p, r, metric, math.nan)
 
 
 class Weighted(_ClassAveraging):
