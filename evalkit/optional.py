@@ -87,6 +87,13 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "computed from the table's columns even when the representation gives per-side "
             "matched masses",
         ),
+        OptionalMember(
+            "substitutions", 0, "an error rate's coefficient of the substitutions S in its "
+            "numerator (error rate, deletions and insertions -1, substitutions +1): a sample's "
+            "S is the mass both missed and falsely predicted in one unit, min(FN, FP) over its "
+            "classes (or the table's `substitutions`); micro and samples averagings take it, "
+            "per-class averagings count none (Mesaros et al. 2016)",
+        ),
     ),
     "loader": (
         OptionalMember(

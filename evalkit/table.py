@@ -44,6 +44,10 @@ class CardinalityTable:
     inter: Array
     matched_ref: Array | None = None
     matched_pred: Array | None = None
+    #: per sample (n,), the mass both missed and falsely predicted in one unit of the sample
+    #: (one segment of a file); error rates count it as substitutions. Default: min(FN, FP)
+    #: over the sample's classes, the sample being the unit.
+    substitutions: Array | None = None
 
     def columns(self) -> list[Array]:
         """``ref``, ``pred``, ``inter``, then ``matched_ref`` and ``matched_pred`` when the table
@@ -57,6 +61,13 @@ class CardinalityTable:
         """Cheap vectorized checks at the plugin boundary: shape and non-negative (a NaN makes
         ``min`` NaN). Infinities show in the sums, which :meth:`Summary.of` checks."""
         names = ["ref", "pred", "inter"] + ([] if self.matched_ref is None else ["matched_ref", "matched_pred"])
+        if self.substitutions is not None:
+            given = self.substitutions
+            if not isinstance(given, np.ndarray) or given.shape != shape[:1] or (given.size and not given.min() >= 0):
+                raise PluginContractError(
+                    f"{who} returned substitutions of shape {getattr(given, 'shape', type(given).__name__)}; "
+                    f"expected one finite value >= 0 per sample, shape {shape[:1]}"
+                )
         for column in names:
             values = getattr(self, column)
             if not isinstance(values, np.ndarray) or values.shape != shape:
@@ -73,8 +84,11 @@ class CardinalityTable:
 
 def concatenate(tables: list[CardinalityTable]) -> CardinalityTable:
     """The chunk tables of one run, as one table of all its samples."""
-    columns = zip(*(t.columns() for t in tables))
-    return CardinalityTable(*(np.concatenate(c) for c in columns))
+    columns = [np.concatenate(c) for c in zip(*(t.columns() for t in tables))]
+    given = [t.substitutions for t in tables if t.substitutions is not None]
+    substitutions = np.concatenate(given) if len(given) == len(tables) else None
+    ref, pred, inter, *matched = columns
+    return CardinalityTable(ref, pred, inter, *_pair(matched), substitutions=substitutions)
 
 
 def divide(num: Array, den: Array, zero_division: float) -> Array:
@@ -88,6 +102,7 @@ def divide(num: Array, den: Array, zero_division: float) -> Array:
 def metric_value(
     metric: SetMetric, ref: Array, pred: Array, inter: Array, zero_division: float,
     matched_ref: Array | None = None, matched_pred: Array | None = None, cells: Array | None = None,
+    substitutions: Array | None = None,
 ) -> Array:
     """A set metric from (summed) cardinalities, with ``zero_division`` for 0/0.
 
@@ -104,6 +119,10 @@ def metric_value(
             assert matched_pred is not None, "matched_ref and matched_pred come together"
             inter = (matched_ref + matched_pred) / 2
         return divide(*metric.ratio(ref, pred, inter, cells), zero_division)  # type: ignore[call-arg]
+    coefficient = optional(metric, "substitutions")
+    if coefficient:  # an error rate: its numerator takes the substitutions (none per class)
+        num, den = metric.ratio(ref, pred, inter)
+        return divide(num + coefficient * (0.0 if substitutions is None else substitutions), den, zero_division)
     if matched_ref is None or optional(metric, "reads_cardinalities"):
         return divide(*metric.ratio(ref, pred, inter), zero_division)
     assert matched_pred is not None, "matched_ref and matched_pred come together"
@@ -278,9 +297,14 @@ def _per_sample(
     ref, pred, inter, *matched = [c.astype(np.float64, copy=False) @ ones for c in table.columns()]
     matched_ref, matched_pred = _pair(matched)
     cells = np.full(len(ref), float(table.ref.shape[1]))
+    substitutions = table.substitutions
+    if substitutions is None and any(optional(m, "substitutions") for m in metrics):
+        substitutions = np.minimum(ref - inter, pred - inter)  # the sample is the unit
     out: dict[str, tuple[Array, Array]] = {}
     for metric in metrics:
-        values = metric_value(metric, ref, pred, inter, zero_division, matched_ref, matched_pred, cells=cells)
+        values = metric_value(
+            metric, ref, pred, inter, zero_division, matched_ref, matched_pred, cells=cells, substitutions=substitutions,
+        )
         defined = ~np.isnan(values)
         out[metric_key(metric)] = (np.where(defined, values, 0.0), defined.astype(np.float64))
     return out

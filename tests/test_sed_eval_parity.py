@@ -121,3 +121,28 @@ def test_macro_with_undefined_skip_is_sed_evals_class_wise_average(tmp_path):
     by_class = [expected.class_wise_f_measure(label)["f_measure"] for label in LABELS]
     assert sum(np.isnan(by_class)) == 2  # cat and speech
     assert got[("macro", "f1")] == pytest.approx(np.nansum(by_class) / len(LABELS), rel=1e-9)
+
+
+@pytest.mark.parametrize("resolution", [1.0, 0.1, 0.01])
+@pytest.mark.parametrize("seed", [0, 4])
+def test_segment_based_error_rates_equal_sed_eval(tmp_path, resolution, seed):
+    """Overall ER, S, D and I count substitutions per segment across classes (sed_eval's
+    overall_error_rate); class-wise ER, D and I have none (class_wise_error_rate)."""
+    reference, system = event_lists(seed)
+    results = evalkit.run({
+        "name": "er", "data": {"reference": write(tmp_path / "ref.tsv", reference),
+                               "systems": {"s": write(tmp_path / "sys.tsv", system)}},
+        "representation": {"name": "segments", "resolution": resolution}, "averaging": ["micro", "none"],
+        "metrics": ["error_rate", "substitution_rate", "deletion_rate", "insertion_rate"],
+    })
+    got = {(r.averaging, r.metric, r.class_): r.value for r in results.rows}
+    expected = peer(reference, system, resolution)
+    overall = expected.overall_error_rate()
+    assert overall["substitution_rate"] > 0  # the data has substitutions to count
+    for metric in ("error_rate", "substitution_rate", "deletion_rate", "insertion_rate"):
+        assert got[("micro", metric, None)] == pytest.approx(overall[metric], rel=1e-9, abs=1e-12), metric
+    for label in LABELS:
+        class_wise = expected.class_wise_error_rate(label)
+        for metric in ("error_rate", "deletion_rate", "insertion_rate"):
+            assert got[("none", metric, label)] == pytest.approx(class_wise[metric], rel=1e-9, abs=1e-12), (metric, label)
+        assert got[("none", "substitution_rate", label)] == 0

@@ -16,7 +16,17 @@ from typing import ClassVar, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import Array, BaseComponent, NoParams, SetMetric, Summary, hookimpl, metric_of_pr, optional
+from evalkit.plugin import (
+    Array,
+    BaseComponent,
+    NoParams,
+    SetMetric,
+    Summary,
+    hookimpl,
+    metric_of_pr,
+    metric_value,
+    optional,
+)
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -55,12 +65,25 @@ class _ClassAveraging(BaseComponent[P]):
 
 
 class Micro(_ClassAveraging):
-    """Sum |G|, |P| and |G ∩ P| over every cell, then take the ratio."""
+    """Sum |G|, |P| and |G ∩ P| over every cell, then take the ratio. An error rate's
+    substitutions are summed over the samples (each sample's, across its classes)."""
 
     name = "micro"
 
+    def sample_metrics(self, metrics: Sequence[SetMetric]) -> Sequence[SetMetric]:
+        return (SUBSTITUTIONS,) if any(optional(m, "substitutions") for m in metrics) else ()
+
     def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
-        return summary.value(metric, zero_division, reduce=lambda column: column.sum(axis=-1))
+        def total(column: Array) -> Array:
+            return column.sum(axis=-1)
+
+        if not optional(metric, "substitutions"):
+            return summary.value(metric, zero_division, reduce=total)
+        substituted = summary.sample_sum(SUBSTITUTIONS)[..., 0]
+        return metric_value(
+            metric, total(summary.ref), total(summary.pred), total(summary.inter), zero_division,
+            substitutions=substituted,
+        )
 
 
 class MacroParams(BaseModel):
@@ -151,8 +174,20 @@ class _Recall(BaseComponent[NoParams]):
         return inter, ref
 
 
+class _Substitutions(BaseComponent[NoParams]):
+    """A sample's substitutions themselves (a ratio over 1), summed over samples for micro."""
+
+    name: ClassVar[str] = "substitutions"
+    substitutions = 1
+    reads_cardinalities = True
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        return np.zeros_like(ref), np.ones_like(ref)
+
+
 PRECISION = _Precision(NoParams())
 RECALL = _Recall(NoParams())
+SUBSTITUTIONS = _Substitutions(NoParams())
 
 
 def of_pr(metric: SetMetric) -> bool:

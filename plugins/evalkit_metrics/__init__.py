@@ -16,7 +16,7 @@ from evalkit.plugin import Array, BaseComponent, hookimpl
 
 @hookimpl
 def evalkit_register_metrics(register):
-    for cls in (Precision, Recall, F1, FBeta, Jaccard, HammingLoss, KLDivergence, ExactMatch, *CARDINALITIES):
+    for cls in (Precision, Recall, F1, FBeta, Jaccard, HammingLoss, KLDivergence, ExactMatch, *CARDINALITIES, *ERROR_RATES):
         register(cls)
 
 
@@ -172,3 +172,36 @@ class ExactMatch(BaseComponent):
     def compute(self, state: Array) -> float:
         total, count = state
         return float(total / count) if count else float("nan")
+
+
+def _error_rate(name: str, summary: str, coefficient: int, value) -> type:
+    """An error rate of Mesaros, Heittola & Virtanen, "Metrics for polyphonic sound event
+    detection" (2016): a count over the reference's cardinality, with ``coefficient`` times the
+    substitutions S in its numerator (see the optional member ``substitutions``)."""
+
+    def ratio(self, ref: Array, pred: Array, inter: Array) -> tuple[Array, Array]:
+        # Clipped at 0: rounding may leave |G| − |G ∩ P| a hair below zero.
+        return value(np.maximum(ref - inter, 0), np.maximum(pred - inter, 0)), ref
+
+    doc = (
+        f"{summary}, over |G|. With FN = |G| − |G ∩ P|, FP = |P| − |G ∩ P| and a sample's "
+        "substitutions S = min(FN, FP) over its classes (or the unit the representation gives: one "
+        "segment of sed_eval's grid), summed: micro and samples averagings take S as sed_eval's "
+        "overall rates do; per class (macro, none) there are none, as in sed_eval's class-wise "
+        "rates. Soft under fuzzy representations; on binary data equal to the hard rate. Lower is "
+        "better."
+    )
+    attributes = {
+        "name": name, "__doc__": doc, "ratio": ratio, "substitutions": coefficient, "reads_cardinalities": True,
+        "lower_is_better": True,
+    }
+    return type(name.title().replace("_", ""), (BaseComponent,), attributes)
+
+
+#: ER = (S + D + I) / N and its parts: S = min(FN, FP), D = FN − S, I = FP − S per unit.
+ERROR_RATES = (
+    _error_rate("error_rate", "ER = (S + D + I) = FN + FP − S", -1, lambda fn, fp: fn + fp),
+    _error_rate("substitution_rate", "S, the substitutions", 1, lambda fn, fp: np.zeros_like(fn)),
+    _error_rate("deletion_rate", "D = FN − S, the deletions", -1, lambda fn, fp: fn),
+    _error_rate("insertion_rate", "I = FP − S, the insertions", -1, lambda fn, fp: fp),
+)

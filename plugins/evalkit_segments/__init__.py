@@ -118,6 +118,34 @@ def shared_length(ref: tuple, pred: tuple, n_cells: int) -> np.ndarray:
     return np.bincount(cell[:-1], weights=gap, minlength=n_cells)
 
 
+def substituted_length(ref: tuple, pred: tuple, n_samples: int, n_classes: int) -> np.ndarray:
+    """Per sample (file), ∫ min(FN(t), FP(t)) dt: at each instant, FN counts the classes active in
+    the reference only and FP those active in the prediction only; a miss and a false alarm at
+    the same instant are a substitution (Mesaros et al. 2016, whose segments are the instants of
+    a grid). Two boundary sweeps: per cell for the one-sided parts, then per sample."""
+    n, m = len(ref[0]), len(pred[0])
+    cell = np.concatenate([ref[0], ref[0], pred[0], pred[0]])
+    time = np.concatenate([ref[1], ref[2], pred[1], pred[2]])
+    step_ref = np.concatenate([np.ones(n), -np.ones(n), np.zeros(2 * m)])
+    step_pred = np.concatenate([np.zeros(2 * n), np.ones(m), -np.ones(m)])
+    order = np.lexsort((time, cell))
+    cell, time = cell[order], time[order]
+    in_ref, in_pred = np.cumsum(step_ref[order]) > 0, np.cumsum(step_pred[order]) > 0
+    gap = (cell[1:] == cell[:-1]) & (time[1:] > time[:-1])
+    missed, false = np.flatnonzero(gap & in_ref[:-1] & ~in_pred[:-1]), np.flatnonzero(gap & in_pred[:-1] & ~in_ref[:-1])
+    # One-sided parts as +1/-1 steps of FN and FP on each sample's own time line.
+    parts = np.concatenate([missed, missed, false, false])
+    sample = cell[parts] // n_classes
+    at = np.concatenate([time[missed], time[missed + 1], time[false], time[false + 1]])
+    fn = np.concatenate([np.ones(len(missed)), -np.ones(len(missed)), np.zeros(2 * len(false))])
+    fp = np.concatenate([np.zeros(2 * len(missed)), np.ones(len(false)), -np.ones(len(false))])
+    order = np.lexsort((at, sample))
+    sample, at = sample[order], at[order]
+    both = np.minimum(np.cumsum(fn[order]), np.cumsum(fp[order]))
+    length = np.where(sample[1:] == sample[:-1], np.diff(at), 0.0) * both[:-1]
+    return np.bincount(sample[:-1], weights=length, minlength=n_samples)[:n_samples]
+
+
 class SegmentsParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     resolution: float | None = Field(
@@ -148,8 +176,8 @@ class Segments(BaseComponent[SegmentsParams]):
         shape = (len(reference), len(reference.classes))
         n = shape[0] * shape[1]
         ref, pred = (merge(*self._on_grid(cell_intervals(side))) for side in (reference, prediction))
-        columns = (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n))
-        return CardinalityTable(*(column.reshape(shape) for column in columns))
+        card_ref, card_pred, inter = (c.reshape(shape) for c in (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n)))
+        return CardinalityTable(card_ref, card_pred, inter, substitutions=substituted_length(ref, pred, *shape))
 
     def _on_grid(self, cells: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Intervals as the segments they touch (in segment units), as sed_eval's event roll

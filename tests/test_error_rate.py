@@ -1,0 +1,68 @@
+"""Error rates (Mesaros, Heittola & Virtanen, "Metrics for polyphonic sound event detection",
+2016): on binary matrices every representation and T-norm gives the hard rates counted unit by
+unit as sed_eval counts them; the soft rate follows its definition on a worked example."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import evalkit
+
+RATES = ["error_rate", "substitution_rate", "deletion_rate", "insertion_rate"]
+
+
+def counted(reference: np.ndarray, prediction: np.ndarray) -> dict[str, float]:
+    """sed_eval's overall counts, row by row: S = min(Nref, Nsys) − Ntp, D = max(0, Nref − Nsys),
+    I = max(0, Nsys − Nref), each over Nref in all."""
+    ntp = (reference * prediction).sum(axis=1)
+    nref, nsys = reference.sum(axis=1), prediction.sum(axis=1)
+    s, d, i = np.minimum(nref, nsys) - ntp, np.maximum(0, nref - nsys), np.maximum(0, nsys - nref)
+    n = nref.sum()
+    return {"error_rate": (s + d + i).sum() / n, "substitution_rate": s.sum() / n,
+            "deletion_rate": d.sum() / n, "insertion_rate": i.sum() / n}
+
+
+BINARY = arrays(np.float64, st.tuples(st.integers(1, 12), st.integers(1, 5)), elements=st.sampled_from([0.0, 1.0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(reference=BINARY, data=st.data())
+def test_on_binary_data_every_tnorm_gives_the_counted_rates(reference, data):
+    prediction = data.draw(arrays(np.float64, reference.shape, elements=st.sampled_from([0.0, 1.0])))
+    if reference.sum() == 0:
+        reference[0, 0] = 1.0
+    expected = counted(reference, prediction)
+    for representation, tnorm in (("crisp", "minimum"), ("fuzzy", "minimum"), ("fuzzy", "product"),
+                                  ("fuzzy", "lukasiewicz")):
+        got = evalkit.evaluate(reference, prediction, representation=representation, tnorm=tnorm,
+                               averaging="micro", metrics=RATES)
+        for metric in RATES:
+            assert got[metric] == pytest.approx(expected[metric], abs=1e-12), (representation, tnorm, metric)
+    per_class = evalkit.evaluate(reference, prediction, representation="crisp", averaging="none", metrics=["error_rate"])
+    fn = (reference * (1 - prediction)).sum(axis=0)
+    fp = (prediction * (1 - reference)).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        by_class = np.where(reference.sum(axis=0) > 0, (fn + fp) / reference.sum(axis=0), 0.0)
+    assert np.allclose(per_class["error_rate"].to_numpy(), by_class)
+
+
+def test_the_soft_rate_on_a_worked_example():
+    """μG = (1, 0.5), μP = (0.5, 1) in one sample, minimum T-norm: |G| = |P| = 1.5,
+    |G ∩ P| = 0.5 + 0.5 = 1, so FN = FP = 0.5 and S = min(FN, FP) = 0.5, D = I = 0:
+    ER = (0.5 + 0 + 0) / 1.5 = 1/3. Per class: class 1 has FN 0.5 over 1, class 2 FP 0.5 over
+    0.5 (no substitutions within a class): ER 0.5 and 1."""
+    reference, prediction = np.array([[1.0, 0.5]]), np.array([[0.5, 1.0]])
+    got = evalkit.evaluate(reference, prediction, representation="fuzzy", tnorm="minimum", averaging="micro",
+                           metrics=RATES)
+    assert got == pytest.approx({"error_rate": 1 / 3, "substitution_rate": 1 / 3, "deletion_rate": 0.0,
+                                 "insertion_rate": 0.0})
+    per_class = evalkit.evaluate(reference, prediction, representation="fuzzy", tnorm="minimum", averaging="none",
+                                 metrics=["error_rate"])
+    assert per_class["error_rate"].to_numpy() == pytest.approx([0.5, 1.0])
+    samples = evalkit.evaluate(reference, prediction, representation="fuzzy", tnorm="minimum", averaging="samples",
+                               metrics=["error_rate"])
+    assert samples["error_rate"] == pytest.approx(1 / 3)  # one sample: its own rate
