@@ -102,19 +102,24 @@ def lengths(merged: tuple[np.ndarray, np.ndarray, np.ndarray], n_cells: int) -> 
     return np.bincount(merged[0], weights=merged[2] - merged[1], minlength=n_cells)
 
 
+def sweep(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The boundaries of two lists of ``(key, start, end)`` intervals, sorted by key then time,
+    with how many intervals of each list are open just after each boundary."""
+    n, m = len(a[0]), len(b[0])
+    key = np.concatenate([a[0], a[0], b[0], b[0]])
+    time = np.concatenate([a[1], a[2], b[1], b[2]])
+    step_a = np.concatenate([np.ones(n), -np.ones(n), np.zeros(2 * m)])
+    step_b = np.concatenate([np.zeros(2 * n), np.ones(m), -np.ones(m)])
+    order = np.lexsort((time, key))
+    return key[order], time[order], np.cumsum(step_a[order]), np.cumsum(step_b[order])
+
+
 def shared_length(ref: tuple, pred: tuple, n_cells: int) -> np.ndarray:
     """Per cell, the length covered by both sides' disjoint intervals: one sweep over the sorted
     boundaries, O((n + m) log(n + m)), no time grid."""
-    n, m = len(ref[0]), len(pred[0])
-    cell = np.concatenate([ref[0], ref[0], pred[0], pred[0]])
-    time = np.concatenate([ref[1], ref[2], pred[1], pred[2]])
-    step_ref = np.concatenate([np.ones(n), -np.ones(n), np.zeros(2 * m)])
-    step_pred = np.concatenate([np.zeros(2 * n), np.ones(m), -np.ones(m)])
-    order = np.lexsort((time, cell))
-    cell, time = cell[order], time[order]
-    both = (np.cumsum(step_ref[order]) > 0) & (np.cumsum(step_pred[order]) > 0)
+    cell, time, in_ref, in_pred = sweep(ref, pred)
     # Between consecutive boundaries of one cell, both sides cover the gap iff both counts > 0.
-    gap = np.where(both[:-1] & (cell[1:] == cell[:-1]), np.diff(time), 0.0)
+    gap = np.where((in_ref[:-1] > 0) & (in_pred[:-1] > 0) & (cell[1:] == cell[:-1]), np.diff(time), 0.0)
     return np.bincount(cell[:-1], weights=gap, minlength=n_cells)
 
 
@@ -122,27 +127,18 @@ def substituted_length(ref: tuple, pred: tuple, n_samples: int, n_classes: int) 
     """Per sample (file), ∫ min(FN(t), FP(t)) dt: at each instant, FN counts the classes active in
     the reference only and FP those active in the prediction only; a miss and a false alarm at
     the same instant are a substitution (Mesaros et al. 2016, whose segments are the instants of
-    a grid). Two boundary sweeps: per cell for the one-sided parts, then per sample."""
-    n, m = len(ref[0]), len(pred[0])
-    cell = np.concatenate([ref[0], ref[0], pred[0], pred[0]])
-    time = np.concatenate([ref[1], ref[2], pred[1], pred[2]])
-    step_ref = np.concatenate([np.ones(n), -np.ones(n), np.zeros(2 * m)])
-    step_pred = np.concatenate([np.zeros(2 * n), np.ones(m), -np.ones(m)])
-    order = np.lexsort((time, cell))
-    cell, time = cell[order], time[order]
-    in_ref, in_pred = np.cumsum(step_ref[order]) > 0, np.cumsum(step_pred[order]) > 0
+    a grid). Two sweeps: per cell for the one-sided parts, then per sample over those parts."""
+    cell, time, in_ref, in_pred = sweep(ref, pred)
     gap = (cell[1:] == cell[:-1]) & (time[1:] > time[:-1])
-    missed, false = np.flatnonzero(gap & in_ref[:-1] & ~in_pred[:-1]), np.flatnonzero(gap & in_pred[:-1] & ~in_ref[:-1])
-    # One-sided parts as +1/-1 steps of FN and FP on each sample's own time line.
-    parts = np.concatenate([missed, missed, false, false])
-    sample = cell[parts] // n_classes
-    at = np.concatenate([time[missed], time[missed + 1], time[false], time[false + 1]])
-    fn = np.concatenate([np.ones(len(missed)), -np.ones(len(missed)), np.zeros(2 * len(false))])
-    fp = np.concatenate([np.zeros(2 * len(missed)), np.ones(len(false)), -np.ones(len(false))])
-    order = np.lexsort((at, sample))
-    sample, at = sample[order], at[order]
-    both = np.minimum(np.cumsum(fn[order]), np.cumsum(fp[order]))
-    length = np.where(sample[1:] == sample[:-1], np.diff(at), 0.0) * both[:-1]
+
+    def parts(one_sided: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        at = np.flatnonzero(one_sided)
+        return cell[at] // n_classes, time[at], time[at + 1]
+
+    missed = parts(gap & (in_ref[:-1] > 0) & (in_pred[:-1] == 0))
+    false = parts(gap & (in_pred[:-1] > 0) & (in_ref[:-1] == 0))
+    sample, at, fn, fp = sweep(missed, false)
+    length = np.where(sample[1:] == sample[:-1], np.diff(at), 0.0) * np.minimum(fn, fp)[:-1]
     return np.bincount(sample[:-1], weights=length, minlength=n_samples)[:n_samples]
 
 
