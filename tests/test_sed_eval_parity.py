@@ -146,3 +146,44 @@ def test_segment_based_error_rates_equal_sed_eval(tmp_path, resolution, seed):
         for metric in ("error_rate", "deletion_rate", "insertion_rate"):
             assert got[("none", metric, label)] == pytest.approx(class_wise[metric], rel=1e-9, abs=1e-12), (metric, label)
         assert got[("none", "substitution_rate", label)] == 0
+
+
+def event_peer(reference: list[dict], system: list[dict], **options):
+    metrics = sed_eval.sound_event.EventBasedMetrics(event_label_list=LABELS, **options)
+    for name in sorted({r["filename"] for r in reference}):
+        metrics.evaluate([r for r in reference if r["filename"] == name], [r for r in system if r["filename"] == name])
+    return metrics
+
+
+@pytest.mark.parametrize("options", [
+    {"t_collar": 0.2, "percentage_of_length": 0.5},
+    {"t_collar": 0.5, "percentage_of_length": 0.2, "evaluate_offset": False},
+    {"t_collar": 1.0, "percentage_of_length": 0.0},
+])
+@pytest.mark.parametrize("seed", [0, 5])
+def test_event_based_counts_equal_sed_eval(tmp_path, options, seed):
+    """Event-based P, R, F (overall and per class) and the class-wise error rates equal
+    sed_eval's EventBasedMetrics: events matched one to one when labels agree and onsets (and
+    offsets) are within the collars, overlapping events counted as listed."""
+    reference, system = event_lists(seed)
+    results = evalkit.run({
+        "name": "events", "data": {"reference": write(tmp_path / "ref.tsv", reference),
+                                   "systems": {"s": write(tmp_path / "sys.tsv", system)}},
+        "representation": {"name": "event_based", **options}, "averaging": ["micro", "none"],
+        "metrics": ["precision", "recall", "f1", "error_rate", "deletion_rate", "insertion_rate"],
+    })
+    got = {(r.averaging, r.metric, r.class_): r.value for r in results.rows}
+    expected = event_peer(reference, system, **options)
+    assert expected.overall["Ntp"] > 0
+    overall = expected.overall_f_measure()
+    for metric, key in (("precision", "precision"), ("recall", "recall"), ("f1", "f_measure")):
+        assert got[("micro", metric, None)] == pytest.approx(overall[key], rel=1e-9, abs=1e-12), metric
+        for label in LABELS:
+            assert got[("none", metric, label)] == pytest.approx(
+                expected.class_wise_f_measure(label)[key], rel=1e-9, abs=1e-12), (metric, label)
+    for label in LABELS:
+        class_wise = expected.class_wise_error_rate(label)
+        for metric in ("error_rate", "deletion_rate", "insertion_rate"):
+            assert got[("none", metric, label)] == pytest.approx(class_wise[metric], rel=1e-9, abs=1e-12), (metric, label)
+    overall_er = expected.overall_error_rate()
+    assert got[("micro", "error_rate", None)] == pytest.approx(overall_er["error_rate"], rel=1e-9, abs=1e-12)

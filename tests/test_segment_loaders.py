@@ -13,10 +13,11 @@ import pytest
 import evalkit
 from evalkit import hookimpl
 from evalkit.errors import DataError
+from evalkit.items import Intervals
 from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.sources import find_loader
 from evalkit_loaders import DelimitedItems
-from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels, _layout, merge_intervals
+from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels, _layout
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "configs" / "data"
@@ -139,10 +140,16 @@ def test_overlapping_and_touching_intervals_of_one_class_are_merged(tmp_path):
     }
 
 
-def test_merge_intervals_sorts_and_merges():
-    assert merge_intervals([]) == ()
-    assert merge_intervals([(4, 5), (0, 1), (1, 2), (1.5, 1.7)]) == ((0, 2), (4, 5))
-    assert merge_intervals([(0, 10), (2, 3), (9, 12)]) == ((0, 12),)
+def test_events_held_as_columns_are_sorted_and_merged_when_read_as_items():
+    """Raw events (in file order, overlapping, touching) read as items: sorted, merged intervals."""
+    def items(pairs):
+        onset, offset = zip(*pairs) if pairs else ((), ())
+        return Intervals(np.zeros(len(pairs), np.int64), np.zeros(len(pairs), np.int64), np.array(onset, float),
+                         np.array(offset, float), 1, 1)[0][0]
+
+    assert items([]) == ()
+    assert items([(4, 5), (0, 1), (1, 2), (1.5, 1.7)]) == ((0, 2), (4, 5))
+    assert items([(0, 10), (2, 3), (9, 12)]) == ((0, 12),)
 
 
 # --- event lists: errors -------------------------------------------------------------------------

@@ -28,13 +28,14 @@ from evalkit.plugin import (
     cross_blocks,
     hookimpl,
 )
+from evalkit_segments.event_based import EventBased
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 from evalkit_segments.parquet_events import ParquetEventList
 
 
 @hookimpl
 def evalkit_register_set_representations(register):
-    for cls in (Segments, FuzzySegments, FuzzyPR):
+    for cls in (Segments, FuzzySegments, FuzzyPR, EventBased):
         register(cls)
 
 

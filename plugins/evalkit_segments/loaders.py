@@ -1,8 +1,9 @@
 """Loaders for sound-event data: sed_eval / DCASE event lists and MAESTRO soft segment labels.
 
 - :class:`EventListLoader` (``events``, item data): rows ``filename, onset, offset, event_label``
-  as sed_eval and the DCASE tools read them. Items are ``(onset, offset)`` intervals per (file,
-  class); intervals of one class in one file that overlap or touch are merged on load.
+  as sed_eval and the DCASE tools read them. The events are kept as listed (event-based metrics
+  count them); read as items, a (file, class) cell's intervals are sorted, with those that
+  overlap or touch merged.
 - :class:`MaestroSoftLabels` (``maestro``, matrix data): a folder with one tab-separated file per
   recording, rows ``onset offset label soft_value`` on a grid of segments (DCASE 2023 task 4B,
   MAESTRO Real). One matrix row per (recording, segment), id ``"<recording>@<onset>-<offset>"``;
@@ -17,13 +18,13 @@ system that never predicts a class still lines up with the reference.
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import BaseComponent, DataError, ItemSets, LabelMatrix, clean_text, csv_rows, text_lines
+from evalkit.plugin import BaseComponent, DataError, Intervals, ItemSets, LabelMatrix, clean_text, csv_rows, text_lines
 from evalkit_segments.columnar import read_events
 
 #: Accepted header names of the four columns of an event list (case-insensitive).
@@ -137,8 +138,9 @@ class EventListLoader(BaseComponent[LabelsParams]):
     offset and label) lists a file without events. Sample ids are the file names in first-seen
     order; classes are the labels, sorted (or the ``labels`` parameter); items are
     ``(onset, offset)`` tuples of floats in seconds, sorted by onset, where intervals of one
-    class in one file that overlap or touch (an offset equal to the next onset) are merged on
-    load into one interval.
+    class in one file that overlap or touch (an offset equal to the next onset) are merged into
+    one interval; the events themselves are kept as listed (:class:`evalkit.plugin.Intervals`),
+    for the representations that count events (``event_based``).
     """
 
     name = "events"
@@ -179,7 +181,8 @@ class EventListLoader(BaseComponent[LabelsParams]):
     def _load_rows(self, path: Path, order: list[int], header_line: int) -> ItemSets:
         labels = self.params.labels
         known = set(labels) if labels is not None else None
-        events: dict[str, dict[str, list[tuple[float, float]]]] = {}
+        files: dict[str, int] = {}  # first-seen order
+        events: list[tuple[int, str, float, float]] = []  # in file order, not merged: event metrics count them
         rows = (row for row in _rows(path) if row[0] > header_line)
         for line, fields in rows:
             where = f"{path}:{line}"
@@ -191,7 +194,7 @@ class EventListLoader(BaseComponent[LabelsParams]):
                 if not filename:
                     raise DataError(f"{where}: empty filename")
                 _not_space_separated(filename, path, where)
-                events.setdefault(filename, {})
+                files.setdefault(filename, len(files))
                 continue
             if len(fields) != 4:
                 raise DataError(
@@ -206,18 +209,20 @@ class EventListLoader(BaseComponent[LabelsParams]):
             if offset < onset:
                 raise DataError(f"{where}: offset {offset_text} is before onset {onset_text}")
             _check_label(label, known, where)
-            events.setdefault(filename, {}).setdefault(label, []).append((onset, offset))
-        if not events:
+            events.append((files.setdefault(filename, len(files)), label, onset, offset))
+        if not files:
             raise DataError(
                 f"{path}: no rows; expected rows of filename, onset, offset, event_label (a file "
                 "without events as a row with only its filename)"
             )
-        seen = {label for per_file in events.values() for label in per_file}
-        classes = _classes(seen, labels, path)
-        ids = tuple(events)
-        # each file's lists are dropped as its intervals are merged: the events are held once
-        samples = tuple(tuple(merge_intervals(per_file.get(c, ())) for c in classes) for per_file in map(events.pop, ids))
-        return ItemSets(samples, classes, ids, str(path))
+        classes = _classes({label for _, label, _, _ in events}, labels, path)
+        column = {label: i for i, label in enumerate(classes)}
+        file_of, label_of, onsets, offsets = zip(*events) if events else ((), (), (), ())
+        intervals = Intervals(
+            np.array(file_of, np.int64), np.array([column[c] for c in label_of], np.int64),
+            np.array(onsets, np.float64), np.array(offsets, np.float64), len(files), len(classes),
+        )
+        return ItemSets(intervals, classes, tuple(files), str(path))
 
 
 def _layout(path: Path) -> tuple[list[int], int]:
@@ -253,17 +258,6 @@ def _not_space_separated(filename: str, path: Path, where: str) -> None:
             f"{where}: {filename!r} is one field, but it reads as an event row; the file was read as {found}: "
             "separate every field that way"
         )
-
-
-def merge_intervals(intervals: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    """Sorted, disjoint intervals: overlapping or touching (offset == next onset) ones merged."""
-    merged: list[list[float]] = []
-    for onset, offset in sorted(intervals):
-        if merged and onset <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], offset)
-        else:
-            merged.append([onset, offset])
-    return tuple((a, b) for a, b in merged)
 
 
 # --- MAESTRO soft labels -------------------------------------------------------------------------
