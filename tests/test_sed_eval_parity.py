@@ -51,11 +51,16 @@ def write(path, rows) -> str:
     return str(path)
 
 
-def peer(reference: list[dict], system: list[dict], resolution: float):
-    metrics = sed_eval.sound_event.SegmentBasedMetrics(event_label_list=LABELS, time_resolution=resolution)
+def evaluated(metrics, reference: list[dict], system: list[dict]):
+    """sed_eval's metrics after evaluating file by file, as sed_eval is used."""
     for name in sorted({r["filename"] for r in reference}):
         metrics.evaluate([r for r in reference if r["filename"] == name], [r for r in system if r["filename"] == name])
     return metrics
+
+
+def peer(reference: list[dict], system: list[dict], resolution: float):
+    return evaluated(sed_eval.sound_event.SegmentBasedMetrics(event_label_list=LABELS, time_resolution=resolution),
+                     reference, system)
 
 
 @pytest.mark.parametrize("resolution", [1.0, 0.1, 0.01])
@@ -149,10 +154,7 @@ def test_segment_based_error_rates_equal_sed_eval(tmp_path, resolution, seed):
 
 
 def event_peer(reference: list[dict], system: list[dict], **options):
-    metrics = sed_eval.sound_event.EventBasedMetrics(event_label_list=LABELS, **options)
-    for name in sorted({r["filename"] for r in reference}):
-        metrics.evaluate([r for r in reference if r["filename"] == name], [r for r in system if r["filename"] == name])
-    return metrics
+    return evaluated(sed_eval.sound_event.EventBasedMetrics(event_label_list=LABELS, **options), reference, system)
 
 
 @pytest.mark.parametrize("options", [
