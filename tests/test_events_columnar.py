@@ -119,3 +119,22 @@ def test_events_held_as_columns_reorder_cut_and_select_as_tuples_do(tmp_path, ro
     assert columnar.select(classes, fill=True).samples == tuples.select(classes, fill=True).samples
     cells = columnar.samples.cells()
     assert len(cells[0]) == len(rows)  # every event, not merged
+
+
+def test_overlapping_events_are_merged_where_time_is_measured(tmp_path):
+    """Event lists keep their events as listed; the representations that measure time (segments,
+    fuzzy_segments) merge a class's overlapping events first, so a file gives the numbers of the
+    same events merged by hand (fuzzy_segments once saw them unmerged, and its ramps overlapped)."""
+    import evalkit
+
+    (tmp_path / "ref.tsv").write_text("a.wav\t0\t2\tdog\na.wav\t1\t3\tdog\na.wav\t5\t6\tcat\n", encoding="utf-8")
+    (tmp_path / "sys.tsv").write_text("a.wav\t0.5\t0.9\tdog\na.wav\t0.6\t2.5\tdog\na.wav\t5.2\t6.5\tcat\n",
+                                      encoding="utf-8")
+    merged = {"items": [{"cat": [(5.0, 6.0)], "dog": [(0.0, 3.0)]}], "ids": ["a.wav"]}
+    system = {"items": [{"cat": [(5.2, 6.5)], "dog": [(0.5, 2.5)]}], "ids": ["a.wav"]}  # the two dogs merged
+    for representation in ("segments", {"name": "fuzzy_segments", "ramp": 0.5}):
+        config = {"name": "m", "representation": representation, "averaging": "micro", "metrics": ["precision", "recall"]}
+        from_files = evalkit.run({**config, "data": {"reference": str(tmp_path / "ref.tsv"),
+                                                     "systems": {"s": str(tmp_path / "sys.tsv")}}})
+        by_hand = evalkit.run({**config, "data": {"reference": merged, "systems": {"s": system}}})
+        assert [r.value for r in from_files.rows] == pytest.approx([r.value for r in by_hand.rows], rel=1e-12)

@@ -189,3 +189,40 @@ def test_event_based_counts_equal_sed_eval(tmp_path, options, seed):
             assert got[("none", metric, label)] == pytest.approx(class_wise[metric], rel=1e-9, abs=1e-12), (metric, label)
     overall_er = expected.overall_error_rate()
     assert got[("micro", "error_rate", None)] == pytest.approx(overall_er["error_rate"], rel=1e-9, abs=1e-12)
+
+
+def test_the_bundled_sound_events_config_equals_sed_eval(monkeypatch):
+    """configs/sound_events.yaml on the bundled event lists: every micro value equals sed_eval's
+    overall one (segment-based at 1 s; event-based with and without offsets)."""
+    from pathlib import Path
+
+    configs = Path(__file__).resolve().parent.parent / "configs"
+    monkeypatch.chdir(configs)
+    results = evalkit.run(configs / "sound_events.yaml")
+    got = {(r.system, r.representation, r.metric): r.value for r in results.rows if r.averaging == "micro"}
+
+    def read(name: str) -> list[dict]:  # rows of four fields; a header (onset not a number) skipped
+        lines = (configs / "data" / "events" / f"{name}.tsv").read_text(encoding="utf-8").splitlines()
+        rows = [line.split("\t") for line in lines if line.count("\t") == 3]
+        return [{"filename": f, "onset": float(a), "offset": float(b), "event_label": c}
+                for f, a, b, c in rows if a.replace(".", "", 1).isdigit()]
+
+    reference = read("reference")
+    labels = sorted({r["event_label"] for r in reference})
+    peers = {
+        "segments(resolution=1.0)": lambda: sed_eval.sound_event.SegmentBasedMetrics(labels, time_resolution=1.0),
+        "event_based(t_collar=0.2, percentage_of_length=0.5)":
+            lambda: sed_eval.sound_event.EventBasedMetrics(labels, t_collar=0.2, percentage_of_length=0.5),
+        "event_based(t_collar=0.2, evaluate_offset=False)":
+            lambda: sed_eval.sound_event.EventBasedMetrics(labels, t_collar=0.2, evaluate_offset=False),
+    }
+    for system in ("good", "poor"):
+        estimated = read(system)
+        for representation, make in peers.items():
+            expected = evaluated(make(), reference, estimated)
+            f, er = expected.overall_f_measure(), expected.overall_error_rate()
+            for metric, value in (("precision", f["precision"]), ("recall", f["recall"]), ("f1", f["f_measure"]),
+                                  ("error_rate", er["error_rate"]), ("substitution_rate", er["substitution_rate"]),
+                                  ("deletion_rate", er["deletion_rate"]), ("insertion_rate", er["insertion_rate"])):
+                assert got[(system, representation, metric)] == pytest.approx(value, rel=1e-9, abs=1e-12), \
+                    (system, representation, metric)

@@ -219,7 +219,7 @@ class FuzzySegments(BaseComponent[FuzzySegmentsParams]):
         onset_ramp = p.ramp if p.onset_ramp is None else p.onset_ramp
         offset_ramp = p.ramp if p.offset_ramp is None else p.offset_ramp
         card_ref, card_pred, inter, error = fuzzy_cardinalities(
-            cell_intervals(reference), cell_intervals(prediction), shape[0] * shape[1],
+            merge(*cell_intervals(reference)), merge(*cell_intervals(prediction)), shape[0] * shape[1],
             onset_ramp, offset_ramp, tnorm, p.tolerance,
         )
         if len(error) and error.max() > p.tolerance:
