@@ -12,6 +12,7 @@ from evalkit.plugin import hookimpl
 from evalkit_ontology.metrics import BinnedMAP, MeanAveragePrecision, OntologyMAP
 from evalkit_ontology.omap import average_precision, obce_weights, omap
 from evalkit_ontology.ontology import Ontology, OntologySimilarity, load_ontology
+from evalkit_ontology.thresholds import BestFScore
 
 __all__ = ["Ontology", "average_precision", "load_ontology", "obce_weights", "omap"]
 
@@ -26,3 +27,4 @@ def evalkit_register_metrics(register):
     register(MeanAveragePrecision)
     register(BinnedMAP)
     register(OntologyMAP)
+    register(BestFScore)

@@ -1,0 +1,72 @@
+"""``best_fscore`` is sed_scores_eval's segment-based ``best_fscore`` (Harju & Mesaros's "Hard /
+OT"): on seeded score matrices of 1 s segments (ties included), the per-class best F, its mean,
+the micro F at the class thresholds and the thresholds themselves equal the peer's, for
+β = 1 and 2."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import evalkit
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from sed_scores_eval import segment_based
+    from sed_scores_eval.base_modules.scores import create_score_dataframe
+
+CLASSES = ["alarm", "dog", "speech"]
+
+
+def runs(active: np.ndarray, label: str) -> list[tuple[float, float, str]]:
+    """Runs of active 1 s segments as events (the peer refuses touching events)."""
+    edges = np.flatnonzero(np.diff(np.r_[0, active.astype(int), 0]))
+    return [(float(a), float(b), label) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def data(seed: int):
+    """Per file, targets and scores on 1 s segments; scores rounded to 0.01 so that they tie."""
+    rng = np.random.default_rng(seed)
+    scores, ground_truth, durations, targets_all, scores_all, ids = {}, {}, {}, [], [], []
+    for f in range(10):
+        n, name = int(rng.integers(5, 20)), f"file{f:02d}"
+        targets = rng.random((n, len(CLASSES))) < 0.3
+        score = np.round(rng.random((n, len(CLASSES))) * 0.6 + targets * 0.3, 2)
+        scores[name] = create_score_dataframe(score, np.arange(n + 1, dtype=float), CLASSES)
+        ground_truth[name] = [e for c, label in enumerate(CLASSES) for e in runs(targets[:, c], label)]
+        durations[name] = float(n)
+        targets_all.append(targets)
+        scores_all.append(score)
+        ids += [f"{name}@{k}" for k in range(n)]
+    return (scores, ground_truth, durations), (np.vstack(targets_all).astype(float), np.vstack(scores_all), ids)
+
+
+@pytest.mark.parametrize("beta", [1.0, 2.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_best_fscore_and_thresholds_equal_sed_scores_eval(seed, beta):
+    peer_inputs, (targets, scores, ids) = data(seed)
+    f, _, _, thresholds, _ = segment_based.best_fscore(*peer_inputs, segment_length=1.0, beta=beta)
+    results = evalkit.run({
+        "name": "ot", "metrics": [{"name": "best_fscore", "beta": beta}],
+        "data": {"reference": {"values": targets.tolist(), "classes": CLASSES, "ids": ids},
+                 "systems": {"s": {"values": scores.tolist(), "classes": CLASSES, "ids": ids}}},
+    })
+    got = {(r.metric, r.class_): r.value for r in results.rows}
+    assert got[("best_fscore", None)] == pytest.approx(f["macro_average"], rel=1e-12)
+    assert got[("best_fscore_micro", None)] == pytest.approx(f["micro_average"], rel=1e-12)
+    for label in CLASSES:
+        assert got[("best_fscore_per_class", label)] == pytest.approx(f[label], rel=1e-12), label
+        assert got[("best_fscore_threshold", label)] == pytest.approx(thresholds[label], rel=1e-12), label
+
+
+def test_a_class_without_positives_is_left_out_and_scores_may_be_logits():
+    targets = np.array([[1, 0], [0, 0], [1, 0]], dtype=float)
+    logits = np.array([[2.0, -1.0], [-3.0, 0.5], [0.1, 4.0]])
+    results = evalkit.run({"name": "ot", "metrics": ["best_fscore"],
+                           "data": {"reference": targets.tolist(), "systems": {"s": logits.tolist()}, "classes": ["a", "b"]}})
+    got = {(r.metric, r.class_): r.value for r in results.rows}
+    assert got[("best_fscore_per_class", "a")] == 1.0  # both positives above the negative: F 1
+    assert got[("best_fscore_threshold", "a")] == pytest.approx((0.1 + -3.0) / 2)
+    assert np.isnan(got[("best_fscore_per_class", "b")]) and got[("best_fscore", None)] == 1.0
