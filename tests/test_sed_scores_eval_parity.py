@@ -70,3 +70,19 @@ def test_a_class_without_positives_is_left_out_and_scores_may_be_logits():
     assert got[("best_fscore_per_class", "a")] == 1.0  # both positives above the negative: F 1
     assert got[("best_fscore_threshold", "a")] == pytest.approx((0.1 + -3.0) / 2)
     assert np.isnan(got[("best_fscore_per_class", "b")]) and got[("best_fscore", None)] == 1.0
+
+
+@pytest.mark.parametrize("max_fpr", [None, 0.1, 0.5])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_auroc_equals_sed_scores_eval(seed, max_fpr):
+    peer_inputs, (targets, scores, ids) = data(seed)
+    expected, _ = segment_based.auroc(*peer_inputs, segment_length=1.0, max_fpr=max_fpr)
+    results = evalkit.run({
+        "name": "roc", "metrics": [{"name": "auroc", "max_fpr": max_fpr}],
+        "data": {"reference": {"values": targets.tolist(), "classes": CLASSES, "ids": ids},
+                 "systems": {"s": {"values": scores.tolist(), "classes": CLASSES, "ids": ids}}},
+    })
+    got = {(r.metric, r.class_): r.value for r in results.rows}
+    assert got[("auroc", None)] == pytest.approx(expected["mean"], rel=1e-12)
+    for label in CLASSES:
+        assert got[("auroc_per_class", label)] == pytest.approx(expected[label], rel=1e-12), label

@@ -12,7 +12,7 @@ from evalkit.plugin import hookimpl
 from evalkit_ontology.metrics import BinnedMAP, MeanAveragePrecision, OntologyMAP
 from evalkit_ontology.omap import average_precision, obce_weights, omap
 from evalkit_ontology.ontology import Ontology, OntologySimilarity, load_ontology
-from evalkit_ontology.thresholds import BestFScore
+from evalkit_ontology.thresholds import AUROC, BestFScore
 
 __all__ = ["Ontology", "average_precision", "load_ontology", "obce_weights", "omap"]
 
@@ -28,3 +28,4 @@ def evalkit_register_metrics(register):
     register(BinnedMAP)
     register(OntologyMAP)
     register(BestFScore)
+    register(AUROC)

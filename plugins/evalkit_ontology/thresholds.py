@@ -1,12 +1,17 @@
-"""The best F with a class-wise optimal decision threshold: sed_scores_eval's ``best_fscore``, the
-"Hard / OT" column of Harju & Mesaros's Table 2.
+"""Measures over every decision threshold of each class's ranking of the samples, as
+sed_scores_eval takes them on segment scores: the best F with a class-wise optimal threshold
+(``best_fscore``, the "Hard / OT" column of Harju & Mesaros's Table 2) and the area under the ROC
+curve (``auroc``).
 
-For each class, every distinct score is tried as a threshold (a sample is detected when its
-score is at least the threshold); the class's F_β is the largest over them (0 if nothing
-detected is best), and its threshold is reported centred between the lowest detected score and
-the next smaller score (−inf when every sample is detected). ``best_fscore`` is the mean over
-classes; ``best_fscore_micro`` the F_β of the true and false positives summed over the classes
-at their own thresholds. Like ``map`` it needs every score (``ranks = True``: any finite scores).
+For each class, every distinct score is a threshold (a sample is detected when its score is at
+least the threshold), giving one point of true and false positives per threshold. ``best_fscore``
+keeps the largest F_β (0 if nothing detected is best) and reports its threshold centred between
+the lowest detected score and the next smaller score (−inf when every sample is detected); its
+mean over classes, and the F_β of the true and false positives summed over the classes at their
+own thresholds (micro). ``auroc`` is the area under the ROC points with staircase interpolation
+(the TPR of the lower false-positive rate held up to the next point, as sed_scores_eval takes
+it: ties are not credited half), optionally up to ``max_fpr`` and divided by it. Like ``map``
+they need every score (``ranks = True``: any finite scores).
 """
 
 from __future__ import annotations
@@ -18,6 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import Array, PerClass
 from evalkit_ontology.metrics import _RankingMetric
+
+
+def threshold_points(positive: Array, scores: Array) -> tuple[Array, Array, Array]:
+    """Scores sorted from high to low; at each distinct score (the last sample it covers), the
+    samples detected and the true positives among them."""
+    order = np.argsort(-scores, kind="stable")
+    ranked, hits = scores[order], positive[order]
+    last = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True])
+    return ranked, (last + 1).astype(np.float64), np.cumsum(hits)[last].astype(np.float64)
 
 
 class BestFParams(BaseModel):
@@ -51,11 +65,7 @@ class BestFScore(_RankingMetric[BestFParams]):
 
     def _best(self, positive: Array, scores: Array) -> tuple[float, float, float, float]:
         """(F, threshold, true positives, detections) at the best threshold of one class."""
-        order = np.argsort(-scores, kind="stable")
-        ranked, hits = scores[order], positive[order]
-        last = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True])  # the last sample of each distinct score
-        tp = np.cumsum(hits)[last].astype(np.float64)
-        detected = (last + 1).astype(np.float64)
+        ranked, detected, tp = threshold_points(positive, scores)
         n = float(positive.sum())
         if n == 0:
             return np.nan, np.nan, 0.0, 0.0
@@ -65,5 +75,44 @@ class BestFScore(_RankingMetric[BestFParams]):
         if not len(f) or f.max() <= 0:  # detecting nothing is as good: no threshold below inf
             return 0.0, np.inf, 0.0, 0.0
         k = int(np.argmax(f))  # the highest threshold among the best
-        lower = ranked[last[k] + 1] if last[k] + 1 < len(ranked) else -np.inf
-        return float(f[k]), float((ranked[last[k]] + lower) / 2), float(tp[k]), float(detected[k])
+        at = int(detected[k]) - 1  # the lowest detected sample
+        lower = ranked[at + 1] if at + 1 < len(ranked) else -np.inf
+        return float(f[k]), float((ranked[at] + lower) / 2), float(tp[k]), float(detected[k])
+
+
+class AUROCParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_fpr: float | None = Field(
+        None, gt=0, le=1, description="the partial area up to this false-positive rate, divided by it (none: all)",
+    )
+
+
+class AUROC(_RankingMetric[AUROCParams]):
+    """The area under each class's ROC curve (staircase), and its mean over classes: ``auroc``
+    and ``auroc_per_class``. A class without a positive or without a negative sample has no ROC
+    curve: NaN, left out of the mean."""
+
+    name = "auroc"
+    Params = AUROCParams
+    weighted = False
+
+    def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
+        area = np.array([self._area(targets[:, c] != 0, scores[:, c]) for c in range(targets.shape[1])])
+        return {
+            "auroc": float(np.nanmean(area)) if not np.isnan(area).all() else np.nan,
+            "auroc_per_class": PerClass(area),
+        }
+
+    def _area(self, positive: Array, scores: Array) -> float:
+        n_pos = float(positive.sum())
+        n_neg = len(positive) - n_pos
+        if not n_pos or not n_neg:
+            return np.nan
+        _, detected, tp = threshold_points(positive, scores)
+        tpr, fpr = np.r_[0.0, tp / n_pos], np.r_[0.0, (detected - tp) / n_neg]
+        limit = self.params.max_fpr
+        if limit is None:
+            return float(np.sum(tpr[:-1] * np.diff(fpr)))
+        inside = fpr <= limit  # the points up to the limit, then the last step cut at it
+        x = np.r_[fpr[inside], limit]
+        return float(np.sum(tpr[inside] * np.diff(x)) / limit)
