@@ -50,7 +50,7 @@ def tables(results: Results) -> list[Table]:
     rows = [r for r in results.rows if r.sweep is None]
     averaged = [r for r in rows if r.averaging is not None and r.class_ is None]
     per_class = [r for r in rows if r.class_ is not None]
-    data = [r for r in rows if r.averaging is None and r.level is None]
+    data = [r for r in rows if r.averaging is None and r.level is None and r.class_ is None]  # per class: above
     levels = [r for r in rows if r.level is not None]
     out = []
     if averaged:

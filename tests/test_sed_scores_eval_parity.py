@@ -86,3 +86,16 @@ def test_auroc_equals_sed_scores_eval(seed, max_fpr):
     assert got[("auroc", None)] == pytest.approx(expected["mean"], rel=1e-12)
     for label in CLASSES:
         assert got[("auroc_per_class", label)] == pytest.approx(expected[label], rel=1e-12), label
+
+
+def test_soft_references_need_positives_from_which_binarizes_them():
+    soft = np.array([[0.8, 0.2], [0.4, 0.6], [0.5, 0.0], [0.1, 0.9]])
+    scores = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.2], [0.2, 0.8]])
+    run = {"name": "soft", "data": {"reference": soft.tolist(), "systems": {"s": scores.tolist()}, "classes": ["a", "b"]}}
+    with pytest.raises(evalkit.errors.DataError, match="targets must be binary.*or give the metric `positives_from: 0.5`"):
+        evalkit.run({**run, "metrics": ["best_fscore"]})
+    for name in ("best_fscore", "auroc"):
+        from_soft = evalkit.run({**run, "metrics": [{"name": name, "positives_from": 0.5}]})
+        binary = {**run, "data": {**run["data"], "reference": (soft >= 0.5).astype(float).tolist()}}
+        from_binary = evalkit.run({**binary, "metrics": [name]})
+        assert [r.value for r in from_soft.rows] == [r.value for r in from_binary.rows]

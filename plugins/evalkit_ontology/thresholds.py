@@ -22,7 +22,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import Array, PerClass
-from evalkit_ontology.metrics import _RankingMetric
+from evalkit_ontology.metrics import P, _RankingMetric
+from evalkit_ontology.omap import _check_targets
 
 
 def threshold_points(positive: Array, scores: Array) -> tuple[Array, Array, Array]:
@@ -34,12 +35,33 @@ def threshold_points(positive: Array, scores: Array) -> tuple[Array, Array, Arra
     return ranked, (last + 1).astype(np.float64), np.cumsum(hits)[last].astype(np.float64)
 
 
+POSITIVES_FROM = Field(
+    None, gt=0, le=1, allow_inf_nan=False,
+    description="reference memberships at or above this value are the positives (soft labels binarized, "
+    "e.g. 0.5); none: the reference must be 0/1",
+)
+
+
 class BestFParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision")
+    positives_from: float | None = POSITIVES_FROM
 
 
-class BestFScore(_RankingMetric[BestFParams]):
+class _ThresholdMetric(_RankingMetric[P]):
+    """A measure over every threshold of each class: the reference's positives, checked."""
+
+    def positives(self, targets: Array) -> Array:
+        at = getattr(self.params, "positives_from", None)
+        if at is None:
+            try:
+                return _check_targets(targets, self.classes or None)
+            except ValueError as exc:
+                raise ValueError(f"{exc}, or give the metric `positives_from: 0.5`") from None
+        return np.asarray(targets) >= at
+
+
+class BestFScore(_ThresholdMetric[BestFParams]):
     """The best F_β per class over decision thresholds, its mean over classes, the micro F at
     those thresholds, and the thresholds: ``best_fscore``, ``best_fscore_micro``,
     ``best_fscore_per_class``, ``best_fscore_threshold``. A class without a positive sample has
@@ -50,9 +72,10 @@ class BestFScore(_RankingMetric[BestFParams]):
     weighted = False
 
     def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
-        best = [self._best(targets[:, c] != 0, scores[:, c]) for c in range(targets.shape[1])]
+        positive = self.positives(targets)
+        best = [self._best(positive[:, c], scores[:, c]) for c in range(targets.shape[1])]
         f, threshold, tp, detected = (np.array(column, dtype=np.float64) for column in zip(*best))
-        positives = (targets != 0).sum(axis=0)
+        positives = positive.sum(axis=0)
         defined = positives > 0
         beta2 = self.params.beta**2
         micro = (1 + beta2) * tp[defined].sum() / max(beta2 * positives[defined].sum() + detected[defined].sum(), 1e-15)
@@ -82,12 +105,13 @@ class BestFScore(_RankingMetric[BestFParams]):
 
 class AUROCParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    positives_from: float | None = POSITIVES_FROM
     max_fpr: float | None = Field(
         None, gt=0, le=1, description="the partial area up to this false-positive rate, divided by it (none: all)",
     )
 
 
-class AUROC(_RankingMetric[AUROCParams]):
+class AUROC(_ThresholdMetric[AUROCParams]):
     """The area under each class's ROC curve (staircase), and its mean over classes: ``auroc``
     and ``auroc_per_class``. A class without a positive or without a negative sample has no ROC
     curve: NaN, left out of the mean."""
@@ -97,7 +121,8 @@ class AUROC(_RankingMetric[AUROCParams]):
     weighted = False
 
     def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
-        area = np.array([self._area(targets[:, c] != 0, scores[:, c]) for c in range(targets.shape[1])])
+        positive = self.positives(targets)
+        area = np.array([self._area(positive[:, c], scores[:, c]) for c in range(targets.shape[1])])
         return {
             "auroc": float(np.nanmean(area)) if not np.isnan(area).all() else np.nan,
             "auroc_per_class": PerClass(area),
