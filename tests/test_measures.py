@@ -75,3 +75,17 @@ def test_measure_labels_and_parts():
     assert Measure("data", "omap_per_level", level=3).label() == "omap_per_level · λ=3"
     assert m.single and not m.at(class_="a").single
     assert {m: 1}[m.at()] == 1  # hashable, equal by value
+
+
+def test_per_class_values_of_data_metrics_are_not_shown_as_the_systems():
+    """A data metric's per-class values belong in the per-class table; the data-metrics table once
+    showed one class's value under `map_per_class` as if it were the system's."""
+    import evalkit
+    from evalkit.pivot import tables
+
+    results = evalkit.run({"name": "d", "metrics": [{"name": "map", "per_class": True}],
+                           "data": {"reference": [[1, 0], [0, 1], [1, 1]], "systems": {"s": [[0.9, 0.2], [0.3, 0.8], [0.6, 0.4]]},
+                                    "classes": ["a", "b"]}})
+    by_title = {t.title: t for t in tables(results)}
+    assert by_title["Data metrics"].header == ["system", "map"]
+    assert by_title["Per class — system: s, metric: map_per_class"].header == ["a", "b"]
