@@ -60,7 +60,9 @@ class DataConfig(_Strict):
     classes: list[str] | None = Field(None, description="evaluate only these classes, in this order")
     clip: bool = Field(False, description="clip predictions outside [0, 1] instead of failing")
     missing: Literal["error", "empty"] = Field(
-        "error", description="a reference sample absent from a system: an error, or an empty prediction"
+        "error", description="a sample on one side only: an error, or empty where it is absent (a reference "
+        "sample absent from a system is an empty prediction; a sample only systems list, as a sparse reference "
+        "omits its empty segments, is an empty reference sample)"
     )
     stream: bool = Field(
         False, description="read the files a chunk of rows at a time, side by side, so memory does not grow with "

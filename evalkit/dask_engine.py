@@ -25,7 +25,7 @@ import numpy as np
 
 from evalkit import budget, stats
 from evalkit.config import EngineConfig
-from evalkit.data import LabelMatrix, align
+from evalkit.data import LabelMatrix, align, only_in_systems, with_empty_samples
 from evalkit.errors import DataError, EngineError
 from evalkit.loading import unique_ids
 from evalkit.plan import Plan, Source
@@ -193,7 +193,11 @@ def _group(plan: Plan, pieces: dict[str, list[Piece | None]]) -> Partial:
     if known is None:
         return Partial(0, {name: Accumulated(axes) for name in plan.systems})
     reference = sides[REFERENCE] or _empty(sources[REFERENCE], known)
-    partial = Partial(0, {}, rows=len(reference[0]), classes=reference[0].classes)
+    added = 0
+    if config.data.missing == "empty":  # ids only systems list: empty in the reference, as in memory
+        extra = only_in_systems(reference[0], [side[0] for key, side in sides.items() if key != REFERENCE and side])
+        reference, added = (with_empty_samples(reference[0], extra), *reference[1:]), len(extra)
+    partial = Partial(0, {}, rows=len(reference[0]), classes=reference[0].classes, added=added)
     for metric in axes.data_metrics:
         prepare = optional(metric.obj, "prepare")
         if prepare is not None:

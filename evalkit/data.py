@@ -14,7 +14,7 @@ import numpy as np
 
 from evalkit.components import Array
 from evalkit.errors import DataError
-from evalkit.items import ItemSets
+from evalkit.items import Intervals, ItemSets
 from evalkit.loading import check_header, unique_ids
 
 MAX_LISTED = 5
@@ -193,7 +193,8 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
     """The prediction with its rows in the reference's order (by id when both have ids, by
     position when neither has) and its columns in the reference's class order. Ids on one side
     only, a missing or extra class or id, or an id twice on either side, is an error naming it;
-    with ``missing="empty"`` a reference id absent from the prediction is an empty prediction.
+    with ``missing="empty"`` a reference id absent from the prediction is an empty prediction
+    (ids only in the prediction are added to the reference first: :func:`with_empty_samples`).
     """
     prediction = match_classes(reference, prediction)
     for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
@@ -232,6 +233,36 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) 
     rows = np.fromiter((position.get(i, -1) for i in ref_ids), dtype=np.intp, count=len(ref_ids))
     return replace(prediction.take(rows), ids=ref_ids)
 
+
+
+def only_in_systems(reference: LabelMatrix | ItemSets, systems: Iterable[LabelMatrix | ItemSets]) -> list[str]:
+    """The sample ids some system has and the reference does not, in first-seen order."""
+    known = set(reference.ids or ())
+    return list(dict.fromkeys(i for system in systems for i in (system.ids or ()) if i not in known))
+
+
+def empty_reference_note(count: int) -> str:
+    return f"{count:,} sample(s) that only systems list are empty in the reference (missing: empty)"
+
+
+def with_empty_samples(reference: Data, ids: Sequence[str]) -> Data:
+    """The reference with an empty sample (memberships 0, no items) for each of ``ids``: under
+    ``missing: empty`` a sample absent from the reference (a sparse one, listing only active
+    segments) is empty there, as one absent from a system is empty there."""
+    if not ids:
+        return reference
+    assert reference.ids is not None, "samples are added by id"
+    if isinstance(reference, LabelMatrix):
+        zeros = np.zeros((len(ids), reference.values.shape[1]), reference.values.dtype)
+        return replace(reference, values=np.vstack([reference.values, zeros]), ids=reference.ids + tuple(ids))
+    samples = reference.samples
+    grown: tuple[tuple[tuple, ...], ...] | Intervals
+    if isinstance(samples, Intervals):
+        grown = Intervals(samples.sample, samples.klass, samples.onset, samples.offset, samples.n_samples + len(ids),
+                          samples.n_classes)
+    else:
+        grown = tuple(samples) + tuple(tuple(() for _ in reference.classes) for _ in ids)
+    return replace(reference, samples=grown, ids=reference.ids + tuple(ids))
 
 
 def rows_from(parts: Iterable[LabelMatrix], start: int) -> Iterator[LabelMatrix]:

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalkit.data import LabelMatrix, align
+from evalkit.data import LabelMatrix, align, empty_reference_note, only_in_systems, with_empty_samples
 from evalkit.engine import Scores, score_system
 from evalkit.items import ItemSets
 from evalkit.plan import Plan, Source, Step
@@ -71,7 +71,16 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     reference = _load(plan, plan.reference, out)
     if isinstance(reference, LabelMatrix):
         reference, _ = reference.check_memberships()
-    systems = {name: [_prediction(plan, reference, source, out) for source in runs] for name, runs in plan.systems.items()}
+    loaded = {name: [_load(plan, source, out) for source in runs] for name, runs in plan.systems.items()}
+    if plan.config.data.missing == "empty" and reference.ids is not None:
+        extra = only_in_systems(reference, [data for runs in loaded.values() for data in runs])
+        reference = with_empty_samples(reference, extra)
+        if extra:
+            out.note(empty_reference_note(len(extra)))
+    systems = {
+        name: [_prediction(plan, reference, source, data, out) for source, data in zip(runs, loaded[name])]
+        for name, runs in plan.systems.items()
+    }
     weights = None
     if plan.weights is not None:
         weights = aligned_weights(_load(plan, plan.weights, out), reference)
@@ -106,11 +115,10 @@ def _load(plan: Plan, source: Source, out: Scored) -> Any:
     )
 
 
-def _prediction(plan: Plan, reference: Any, source: Source, out: Scored) -> Any:
+def _prediction(plan: Plan, reference: Any, source: Source, loaded: Any, out: Scored) -> Any:
     """A system's data aligned with the reference, checked as memberships or scores. Rows
     matched by position because neither file has ids are announced: a reordered file would
     silently pair the wrong samples (inline data in a config is positional by nature)."""
-    loaded = _load(plan, source, out)
     prediction = align(reference, loaded, plan.config.data.missing)
     if reference.ids is None and (source.full is not None or plan.reference.full is not None):
         out.note(f"{source.system}: rows aligned with the reference by position: neither file has sample ids")

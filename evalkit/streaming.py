@@ -21,7 +21,7 @@ import numpy as np
 
 from evalkit import budget, stats
 from evalkit.axes import Axes
-from evalkit.data import LabelMatrix, ids_on_both_or_neither, match_classes
+from evalkit.data import LabelMatrix, empty_reference_note, ids_on_both_or_neither, match_classes
 from evalkit.engine import Values, data_states, named_values, set_values, summarize
 from evalkit.errors import DataError
 from evalkit.plan import Plan, Source
@@ -230,6 +230,7 @@ class Partial:
     source: str = ""
     classes: tuple[str, ...] = ()
     by_position: bool = False  # neither side has ids
+    added: int = 0  # samples only systems list, empty in the reference (missing: empty)
 
     def __add__(self, later: Partial) -> Partial:
         """The rows of this range and of the range just after it."""
@@ -238,7 +239,7 @@ class Partial:
         if self.last is not None and later.first is not None and later.first <= self.last:
             raise out_of_order(later.source, later.start + 1, later.first, self.last)
         sums = {name: total + later.sums[name] for name, total in self.sums.items()}
-        return replace(self, sums=sums, rows=self.rows + later.rows, last=later.last)
+        return replace(self, sums=sums, rows=self.rows + later.rows, last=later.last, added=self.added + later.added)
 
 
 def reduce_rows(plan: Plan, start: int = 0, stop: int | None = None, progress: Progress | None = None) -> Partial:
@@ -304,6 +305,8 @@ def finish(plan: Plan, total: Partial) -> tuple[list[Row], list[str]]:
              for name, a in total.sums.items() if a.clipped]
     if total.by_position:
         notes += [f"{name}: rows aligned with the reference by position: neither file has sample ids" for name in total.sums]
+    if total.added:
+        notes.insert(0, empty_reference_note(total.added))
     return rows, notes
 
 

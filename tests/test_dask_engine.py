@@ -227,3 +227,17 @@ def test_a_bad_csv_line_is_named_with_the_task_that_read_it(cluster, tmp_path, d
     # a CSV is parsed from its start (a line cannot be found otherwise): a later block may meet the line first
     with pytest.raises(DataError, match="p.csv:2502: 'oops' in column 'c' is not a number.*read by the Dask task for rows "):
         dask_run(cluster, parquet(tmp_path / "ref.parquet", ids, reference), path)
+
+
+def test_missing_empty_fills_samples_on_either_side_as_in_memory(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    listed = reference.any(axis=1)  # a sparse reference: only samples with a label
+    kept = np.arange(len(ids)) % 5 != 1  # and a system without some samples
+    section = {
+        "reference": parquet(tmp_path / "ref.parquet", ids[listed], reference[listed]),
+        "systems": {"p": csv(tmp_path / "p.csv", ids[kept], prediction[kept])},
+        "missing": "empty",
+    }
+    dask, local = both(cluster, section, 700)
+    assert_same(values(dask), values(local))
+    assert dask.notes[:-1] == local.notes and "only systems list are empty in the reference" in local.notes[0]

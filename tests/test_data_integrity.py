@@ -374,3 +374,28 @@ def test_a_third_party_loaders_io_errors_are_data_errors_naming_the_file(tmp_pat
         assert str(info.value).startswith(f"{path}: ") and "bug in the plugin" not in str(info.value)
     else:
         assert "This is a bug in the plugin" in str(info.value)
+
+
+def test_missing_empty_also_fills_samples_only_a_system_lists(tmp_path):
+    """A sparse reference (only its active segments, as MAESTRO folders list them) against a
+    system with every segment: under `missing: empty` the segments absent from the reference are
+    empty there, and the numbers are those of the dense reference; the notes say how many."""
+    ids = [f"rec@{k}" for k in range(6)]
+    dense = np.array([[1.0, 0.0], [0.0, 0.0], [0.5, 1.0], [0.0, 0.0], [0.0, 0.3], [0.0, 0.0]])
+    system = np.array([[0.8, 0.1], [0.2, 0.0], [0.4, 0.9], [0.0, 0.6], [0.1, 0.2], [0.7, 0.0]])
+    active = dense.any(axis=1)
+    config = {"name": "sparse", "representation": ["fuzzy", "crisp"], "averaging": ["micro", "macro", "samples"],
+              "metrics": ["precision", "recall", "f1", "hamming_loss", "kld"]}
+
+    def run(reference_rows, missing):
+        data = {"reference": {"values": dense[reference_rows].tolist(), "classes": ["a", "b"],
+                              "ids": [i for i, keep in zip(ids, reference_rows) if keep]},
+                "systems": {"s": {"values": system.tolist(), "classes": ["a", "b"], "ids": ids}}, "missing": missing}
+        return evalkit.run({**config, "data": data})
+
+    with pytest.raises(DataError, match="3 id\\(s\\) not in the reference"):
+        run(active, "error")
+    sparse, full = run(active, "empty"), run(np.ones(6, bool), "error")
+    assert [r.measure for r in sparse.rows] == [r.measure for r in full.rows]
+    assert [r.value for r in sparse.rows] == pytest.approx([r.value for r in full.rows], rel=1e-12)  # rows in another order
+    assert "3 sample(s) that only systems list are empty in the reference (missing: empty)" in sparse.notes
