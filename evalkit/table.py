@@ -13,6 +13,7 @@ vector. Summing float32 in float32 instead would be about 40% faster per sum but
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -46,8 +47,9 @@ class CardinalityTable:
     matched_pred: Array | None = None
     #: per sample (n,), the mass both missed and falsely predicted in one unit of the sample
     #: (one segment of a file); error rates count it as substitutions. Default: min(FN, FP)
-    #: over the sample's classes, the sample being the unit.
-    substitutions: Array | None = None
+    #: over the sample's classes, the sample being the unit. It may be given as a function
+    #: that computes it, called only when a metric of the run counts substitutions.
+    substitutions: Array | Callable[[], Array] | None = None
 
     def columns(self) -> list[Array]:
         """``ref``, ``pred``, ``inter``, then ``matched_ref`` and ``matched_pred`` when the table
@@ -57,17 +59,26 @@ class CardinalityTable:
         assert self.matched_pred is not None, "a table with matched_ref needs matched_pred too"
         return [self.ref, self.pred, self.inter, self.matched_ref, self.matched_pred]
 
+    def per_sample_substitutions(self, who: str = "a representation") -> Array | None:
+        """The table's substitutions (computed now if given as a function), checked: one finite
+        value >= 0 per sample."""
+        given = self.substitutions() if callable(self.substitutions) else self.substitutions
+        if given is None:
+            return None
+        n = (len(self.ref),)
+        if not isinstance(given, np.ndarray) or given.shape != n or (given.size and not given.min() >= 0):
+            raise PluginContractError(
+                f"{who} returned substitutions of shape {getattr(given, 'shape', type(given).__name__)}; "
+                f"expected one finite value >= 0 per sample, shape {n}"
+            )
+        return given
+
     def check(self, shape: tuple[int, int], who: str) -> None:
         """Cheap vectorized checks at the plugin boundary: shape and non-negative (a NaN makes
         ``min`` NaN). Infinities show in the sums, which :meth:`Summary.of` checks."""
         names = ["ref", "pred", "inter"] + ([] if self.matched_ref is None else ["matched_ref", "matched_pred"])
-        if self.substitutions is not None:
-            given = self.substitutions
-            if not isinstance(given, np.ndarray) or given.shape != shape[:1] or (given.size and not given.min() >= 0):
-                raise PluginContractError(
-                    f"{who} returned substitutions of shape {getattr(given, 'shape', type(given).__name__)}; "
-                    f"expected one finite value >= 0 per sample, shape {shape[:1]}"
-                )
+        if self.substitutions is not None and not callable(self.substitutions):
+            self.per_sample_substitutions(who)
         for column in names:
             values = getattr(self, column)
             if not isinstance(values, np.ndarray) or values.shape != shape:
@@ -85,10 +96,16 @@ class CardinalityTable:
 def concatenate(tables: list[CardinalityTable]) -> CardinalityTable:
     """The chunk tables of one run, as one table of all its samples."""
     columns = [np.concatenate(c) for c in zip(*(t.columns() for t in tables))]
-    given = [t.substitutions for t in tables if t.substitutions is not None]
-    substitutions = np.concatenate(given) if len(given) == len(tables) else None
+    substitutions = None  # computed when asked for, as the parts' would be
+    if all(t.substitutions is not None for t in tables):
+        substitutions = functools.partial(_joined_substitutions, tables)
     ref, pred, inter, *matched = columns
     return CardinalityTable(ref, pred, inter, *_pair(matched), substitutions=substitutions)
+
+
+def _joined_substitutions(tables: list[CardinalityTable]) -> Array:
+    parts = [t.per_sample_substitutions() for t in tables]
+    return np.concatenate([p for p in parts if p is not None])
 
 
 def divide(num: Array, den: Array, zero_division: float) -> Array:
@@ -297,9 +314,11 @@ def _per_sample(
     ref, pred, inter, *matched = [c.astype(np.float64, copy=False) @ ones for c in table.columns()]
     matched_ref, matched_pred = _pair(matched)
     cells = np.full(len(ref), float(table.ref.shape[1]))
-    substitutions = table.substitutions
-    if substitutions is None and any(optional(m, "substitutions") for m in metrics):
-        substitutions = np.minimum(ref - inter, pred - inter)  # the sample is the unit
+    substitutions = None
+    if any(optional(m, "substitutions") for m in metrics):
+        substitutions = table.per_sample_substitutions()
+        if substitutions is None:
+            substitutions = np.minimum(ref - inter, pred - inter)  # the sample is the unit
     out: dict[str, tuple[Array, Array]] = {}
     for metric in metrics:
         values = metric_value(

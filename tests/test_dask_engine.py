@@ -20,6 +20,7 @@ import yaml
 from distributed import LocalCluster
 
 import evalkit
+from evalkit.api import plan
 from evalkit.errors import ConfigError, DataError, EngineError
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -70,7 +71,7 @@ def test_the_bundled_configs_it_does_not_take_are_refused_at_the_engine_key(monk
     }
     for name, message in refused.items():
         with pytest.raises(ConfigError, match=f"^--engine dask: {message.replace('(', '.').replace(')', '.')}"):
-            evalkit.api.plan(CONFIGS / f"{name}.yaml", writes=False, engine="dask")
+            plan(CONFIGS / f"{name}.yaml", writes=False, engine="dask")
 
 
 @pytest.fixture(scope="module")
@@ -241,3 +242,13 @@ def test_missing_empty_fills_samples_on_either_side_as_in_memory(cluster, tmp_pa
     dask, local = both(cluster, section, 700)
     assert_same(values(dask), values(local))
     assert dask.notes[:-1] == local.notes and "only systems list are empty in the reference" in local.notes[0]
+
+
+def test_without_distributed_the_engine_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    with pytest.raises(ConfigError, match="^--engine dask: the Dask engine needs Dask's distributed scheduler: "
+                                          "pip install 'evalkit\\[dask\\]'$"):
+        plan(CONFIGS / "quickstart.yaml", writes=False, engine="dask")

@@ -66,3 +66,42 @@ def test_the_soft_rate_on_a_worked_example():
     samples = evalkit.evaluate(reference, prediction, representation="fuzzy", tnorm="minimum", averaging="samples",
                                metrics=["error_rate"])
     assert samples["error_rate"] == pytest.approx(1 / 3)  # one sample: its own rate
+
+
+def test_a_tables_substitutions_are_computed_only_for_error_rates_and_checked():
+    from evalkit.errors import PluginContractError
+    from evalkit.table import CardinalityTable, Summary, concatenate
+    from evalkit_averaging import SUBSTITUTIONS
+
+    calls = []
+
+    def given():
+        calls.append(1)
+        return np.array([0.5, 0.0])
+
+    ones = np.ones((2, 2))
+    table = CardinalityTable(ones, ones, 0.5 * ones, substitutions=given)
+    Summary.of(table, [], 0.0)
+    assert not calls  # no error rate: never computed
+    joined = concatenate([table, table])
+    assert Summary.of(joined, [SUBSTITUTIONS], 0.0).sample_sum(SUBSTITUTIONS)[0] == 1.0 and len(calls) == 2
+    wrong = CardinalityTable(ones, ones, 0.5 * ones, substitutions=lambda: np.array([-1.0, 0.0]))
+    with pytest.raises(PluginContractError, match="returned substitutions of shape \\(2,\\); expected one finite "
+                                                  "value >= 0 per sample"):
+        Summary.of(wrong, [SUBSTITUTIONS], 0.0)
+
+
+def test_segment_error_rates_take_bootstrap_intervals():
+    reference = {"items": [{"dog": [(0.0, 2.0)], "cat": [(3.0, 4.0)]}, {"dog": [(1.0, 2.0)], "cat": []}] * 10,
+                 "ids": [f"f{i}" for i in range(20)]}
+    system = {"items": [{"dog": [(0.5, 2.0)], "cat": [(0.0, 1.0)]}, {"dog": [], "cat": [(1.0, 2.0)]}] * 10,
+              "ids": [f"f{i}" for i in range(20)]}
+    results = evalkit.run({"name": "b", "data": {"reference": reference, "systems": {"s": system}},
+                           "representation": {"name": "segments", "resolution": 1.0}, "averaging": "micro",
+                           "metrics": ["error_rate", "substitution_rate"],
+                           "statistics": {"bootstrap": {"resamples": 50, "method": "percentile"}}})
+    for row in results.rows:
+        assert row.ci_low <= row.value <= row.ci_high, row
+    substitutions = next(r for r in results.rows if r.metric == "substitution_rate")
+    # per pair of files: in f1's segment 1 a dog is missed and a cat falsely output (S = 1); N = 3 + 1
+    assert substitutions.value == pytest.approx(10 / 40)

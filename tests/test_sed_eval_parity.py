@@ -51,6 +51,16 @@ def write(path, rows) -> str:
     return str(path)
 
 
+def assert_f_measures(got: dict, expected) -> None:
+    """Overall (micro) and class-wise (none) P, R and F equal the peer's."""
+    overall = expected.overall_f_measure()
+    for metric, key in (("precision", "precision"), ("recall", "recall"), ("f1", "f_measure")):
+        assert got[("micro", metric, None)] == pytest.approx(overall[key], rel=1e-9, abs=1e-12), metric
+        for label in LABELS:
+            assert got[("none", metric, label)] == pytest.approx(
+                expected.class_wise_f_measure(label)[key], rel=1e-9, abs=1e-12), (metric, label)
+
+
 def evaluated(metrics, reference: list[dict], system: list[dict]):
     """sed_eval's metrics after evaluating file by file, as sed_eval is used."""
     for name in sorted({r["filename"] for r in reference}):
@@ -75,12 +85,7 @@ def test_segment_based_precision_recall_and_f_equal_sed_eval(tmp_path, resolutio
     })
     got = {(r.averaging, r.metric, r.class_): r.value for r in results.rows}
     expected = peer(reference, system, resolution)
-    overall = expected.overall_f_measure()
-    for metric, key in (("precision", "precision"), ("recall", "recall"), ("f1", "f_measure")):
-        assert got[("micro", metric, None)] == pytest.approx(overall[key], rel=1e-9, abs=1e-12), metric
-        for label in LABELS:
-            assert got[("none", metric, label)] == pytest.approx(
-                expected.class_wise_f_measure(label)[key], rel=1e-9, abs=1e-12), (metric, label)
+    assert_f_measures(got, expected)
 
 
 def test_counts_are_segments_on_the_grid(tmp_path):
@@ -177,12 +182,7 @@ def test_event_based_counts_equal_sed_eval(tmp_path, options, seed):
     got = {(r.averaging, r.metric, r.class_): r.value for r in results.rows}
     expected = event_peer(reference, system, **options)
     assert expected.overall["Ntp"] > 0
-    overall = expected.overall_f_measure()
-    for metric, key in (("precision", "precision"), ("recall", "recall"), ("f1", "f_measure")):
-        assert got[("micro", metric, None)] == pytest.approx(overall[key], rel=1e-9, abs=1e-12), metric
-        for label in LABELS:
-            assert got[("none", metric, label)] == pytest.approx(
-                expected.class_wise_f_measure(label)[key], rel=1e-9, abs=1e-12), (metric, label)
+    assert_f_measures(got, expected)
     for label in LABELS:
         class_wise = expected.class_wise_error_rate(label)
         for metric in ("error_rate", "deletion_rate", "insertion_rate"):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import evalkit
+from evalkit.errors import DataError
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -43,17 +44,22 @@ def data(seed: int):
     return (scores, ground_truth, durations), (np.vstack(targets_all).astype(float), np.vstack(scores_all), ids)
 
 
+def scored(metric: dict, targets: np.ndarray, scores: np.ndarray, ids: list[str]) -> dict:
+    """The metric's values of the segment matrices, keyed by (metric, class)."""
+    results = evalkit.run({
+        "name": "peer", "metrics": [metric],
+        "data": {"reference": {"values": targets.tolist(), "classes": CLASSES, "ids": ids},
+                 "systems": {"s": {"values": scores.tolist(), "classes": CLASSES, "ids": ids}}},
+    })
+    return {(r.metric, r.class_): r.value for r in results.rows}
+
+
 @pytest.mark.parametrize("beta", [1.0, 2.0])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_best_fscore_and_thresholds_equal_sed_scores_eval(seed, beta):
     peer_inputs, (targets, scores, ids) = data(seed)
     f, _, _, thresholds, _ = segment_based.best_fscore(*peer_inputs, segment_length=1.0, beta=beta)
-    results = evalkit.run({
-        "name": "ot", "metrics": [{"name": "best_fscore", "beta": beta}],
-        "data": {"reference": {"values": targets.tolist(), "classes": CLASSES, "ids": ids},
-                 "systems": {"s": {"values": scores.tolist(), "classes": CLASSES, "ids": ids}}},
-    })
-    got = {(r.metric, r.class_): r.value for r in results.rows}
+    got = scored({"name": "best_fscore", "beta": beta}, targets, scores, ids)
     assert got[("best_fscore", None)] == pytest.approx(f["macro_average"], rel=1e-12)
     assert got[("best_fscore_micro", None)] == pytest.approx(f["micro_average"], rel=1e-12)
     for label in CLASSES:
@@ -77,12 +83,7 @@ def test_a_class_without_positives_is_left_out_and_scores_may_be_logits():
 def test_auroc_equals_sed_scores_eval(seed, max_fpr):
     peer_inputs, (targets, scores, ids) = data(seed)
     expected, _ = segment_based.auroc(*peer_inputs, segment_length=1.0, max_fpr=max_fpr)
-    results = evalkit.run({
-        "name": "roc", "metrics": [{"name": "auroc", "max_fpr": max_fpr}],
-        "data": {"reference": {"values": targets.tolist(), "classes": CLASSES, "ids": ids},
-                 "systems": {"s": {"values": scores.tolist(), "classes": CLASSES, "ids": ids}}},
-    })
-    got = {(r.metric, r.class_): r.value for r in results.rows}
+    got = scored({"name": "auroc", "max_fpr": max_fpr}, targets, scores, ids)
     assert got[("auroc", None)] == pytest.approx(expected["mean"], rel=1e-12)
     for label in CLASSES:
         assert got[("auroc_per_class", label)] == pytest.approx(expected[label], rel=1e-12), label
@@ -92,7 +93,7 @@ def test_soft_references_need_positives_from_which_binarizes_them():
     soft = np.array([[0.8, 0.2], [0.4, 0.6], [0.5, 0.0], [0.1, 0.9]])
     scores = np.array([[0.9, 0.1], [0.3, 0.7], [0.6, 0.2], [0.2, 0.8]])
     run = {"name": "soft", "data": {"reference": soft.tolist(), "systems": {"s": scores.tolist()}, "classes": ["a", "b"]}}
-    with pytest.raises(evalkit.errors.DataError, match="targets must be binary.*or give the metric `positives_from: 0.5`"):
+    with pytest.raises(DataError, match="targets must be binary.*or give the metric `positives_from: 0.5`"):
         evalkit.run({**run, "metrics": ["best_fscore"]})
     for name in ("best_fscore", "auroc"):
         from_soft = evalkit.run({**run, "metrics": [{"name": name, "positives_from": 0.5}]})

@@ -174,7 +174,8 @@ class Segments(BaseComponent[SegmentsParams]):
         n = shape[0] * shape[1]
         ref, pred = (merge(*self._on_grid(cell_intervals(side))) for side in (reference, prediction))
         card_ref, card_pred, inter = (c.reshape(shape) for c in (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n)))
-        return CardinalityTable(card_ref, card_pred, inter, substitutions=substituted_length(ref, pred, *shape))
+        # a second sweep, made only when an error rate asks for the substitutions
+        return CardinalityTable(card_ref, card_pred, inter, substitutions=lambda: substituted_length(ref, pred, *shape))
 
     def _on_grid(self, cells: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Intervals as the segments they touch (in segment units), as sed_eval's event roll

@@ -64,7 +64,9 @@ class EventBased(BaseComponent[EventBasedParams]):
         counts = (np.bincount(ref[0], minlength=n), np.bincount(sys[0], minlength=n),
                   np.bincount(ref[0][matched >= 0], minlength=n))
         card_ref, card_pred, inter = (c.astype(np.float64).reshape(shape) for c in counts)
-        return CardinalityTable(card_ref, card_pred, inter, substitutions=self._substitutions(ref, sys, matched, shape))
+        return CardinalityTable(  # substitutions made only when an error rate asks for them
+            card_ref, card_pred, inter, substitutions=lambda: self._substitutions(ref, sys, matched, shape),
+        )
 
     def _pairs(self, ref: tuple, sys: tuple, ref_key: np.ndarray, sys_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every (reference, system) pair of events with the same key whose times match, in
