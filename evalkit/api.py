@@ -123,7 +123,7 @@ def results_of(plan: Plan, progress: Progress | None = None) -> Results:
     }
     return Results(
         scored.rows, cfg.name, scored.notes, cfg.model_dump(mode="json", fallback=_describe_value),
-        scored.comparisons, scored.agreement, provenance,
+        scored.comparisons, scored.agreement, provenance, curves=scored.curves,
     )
 
 

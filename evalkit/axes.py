@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,16 @@ class Component:
 
     label: str
     obj: Any
+    spec: Any = field(default=None, compare=False)  # as written in the config
 
     @property
     def who(self) -> str:
         return who(self.obj)
+
+    @property
+    def given(self) -> dict[str, Any]:
+        """The parameters as written (none for a bare name)."""
+        return {k: v for k, v in self.spec.items() if k != "name"} if isinstance(self.spec, dict) else {}
 
 
 def resolve(
@@ -39,7 +45,7 @@ def resolve(
     ``base`` is the folder that relative paths in parameters are resolved against. ``labels``
     replace the labels made from the specs (a sweep shows the specs as written)."""
     components = [
-        Component(labels[index] if labels else label_of(spec), registry.create(kind, spec, where(index), base))
+        Component(labels[index] if labels else label_of(spec), registry.create(kind, spec, where(index), base), spec)
         for index, spec in enumerate(specs)
     ]
     shown = [c.label for c in components]
@@ -65,27 +71,26 @@ class Axes:
     zero_division: float
 
     def check(self) -> str:
-        """What every representation reads ("matrix" or "items"), after checking that the axes
-        fit together: one kind of data, data metrics only on matrices, each representation's
-        T-norm or similarity given."""
-        kinds = {rep.obj.data for rep in self.representations}
+        """What the run reads ("matrix" or "items"), after checking that the axes fit together:
+        one kind of data for the data metrics and the representations (which a run of only
+        item-reading data metrics, such as PSDS, does not use), each representation's T-norm or
+        similarity given."""
+        readers = [(m.label, optional(m.obj, "data")) for m in self.data_metrics]
+        if self.set_metrics or any(kind == "matrix" for _, kind in readers):  # not the default for a PSDS-only run
+            readers = [(rep.label, rep.obj.data) for rep in self.representations] + readers
+        kinds = {kind for _, kind in readers}
         if len(kinds) > 1:
-            listed = ", ".join(f"{rep.label} reads {rep.obj.data}" for rep in self.representations)
-            raise ConfigError(f"the representations read different kinds of data ({listed}); run them in separate configs")
-        kind = kinds.pop()
-        if kind != "matrix" and self.data_metrics:
-            names = ", ".join(m.label for m in self.data_metrics)
-            raise ConfigError(f"metrics {names} read membership matrices, but {self.representations[0].who} reads {kind}")
+            listed = ", ".join(f"{label} reads {kind}" for label, kind in readers)
+            raise ConfigError(
+                f"the representations and metrics read different kinds of data ({listed}); run them in separate configs"
+            )
+        kind = kinds.pop() if kinds else self.representations[0].obj.data
         for rep in self.representations:
             for needed, axis in (("similarity", self.similarities), ("tnorm", self.tnorms)):
                 if needed in rep.obj.uses and not axis:
                     article = "a similarity" if needed == "similarity" else "a T-norm"
                     raise ConfigError(f"{rep.who} needs {article}; add `{needed}:` to the config")
         return kind
-
-    @property
-    def data_kind(self) -> str:
-        return {rep.obj.data for rep in self.representations}.pop()
 
     @functools.cached_property
     def set_metrics(self) -> list[Component]:
@@ -94,6 +99,20 @@ class Axes:
     @functools.cached_property
     def data_metrics(self) -> list[Component]:
         return [m for m in self.metrics if isinstance(m.obj, DataMetric)]
+
+    @functools.cached_property
+    def data_tags(self) -> dict[str, str]:
+        """Per data metric label, what its measures' names are followed by: for metrics listed
+        under one name with different parameters (the two DCASE PSDS scenarios), the parameters
+        that tell them apart, ``"(dtc_threshold=0.7, gtc_threshold=0.7)"``; else nothing."""
+        tags = {}
+        for metric in self.data_metrics:
+            alike = [m for m in self.data_metrics if m.obj.name == metric.obj.name]
+            keys = dict.fromkeys(k for m in alike for k in m.given)
+            differing = [k for k in keys if len({repr(m.given.get(k)) for m in alike}) > 1]
+            shown = ", ".join(f"{k}={metric.given[k]}" for k in differing if k in metric.given)
+            tags[metric.label] = f"({shown})" if len(alike) > 1 else ""
+        return tags
 
     @property
     def ranks_only(self) -> bool:

@@ -16,6 +16,7 @@ from evalkit.components import Array
 from evalkit.errors import DataError
 from evalkit.items import Intervals, ItemSets
 from evalkit.loading import check_header, unique_ids
+from evalkit.score_series import ScoreSeries
 
 MAX_LISTED = 5
 
@@ -196,7 +197,7 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
     with ``missing="empty"`` a reference id absent from the prediction is an empty prediction
     (ids only in the prediction are added to the reference first: :func:`with_empty_samples`).
     """
-    prediction = match_classes(reference, prediction)
+    prediction = match_classes(reference, named_as_reference(reference, prediction))
     for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
         if side.ids is not None:
             unique_ids(side.ids, side.source)
@@ -233,6 +234,21 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) 
     rows = np.fromiter((position.get(i, -1) for i in ref_ids), dtype=np.intp, count=len(ref_ids))
     return replace(prediction.take(rows), ids=ref_ids)
 
+
+
+def named_as_reference(reference: LabelMatrix | ItemSets, prediction: Data) -> Data:
+    """Score files are named by their audio file's stem (``a.tsv`` holds the scores of
+    ``a.wav``): when a system's score series share no id with the reference as written, and
+    every reference id is unique without its extension, the system's ids become the reference
+    ids of the same stem, as sed_scores_eval matches them. Other data is returned as it is."""
+    if not (isinstance(prediction, ItemSets) and isinstance(prediction.samples, ScoreSeries)):
+        return prediction
+    if reference.ids is None or prediction.ids is None or not set(reference.ids).isdisjoint(prediction.ids):
+        return prediction
+    by_stem = {i.rsplit(".", 1)[0]: i for i in reference.ids}
+    if len(by_stem) != len(reference.ids):
+        return prediction
+    return replace(prediction, ids=tuple(by_stem.get(i, i) for i in prediction.ids))
 
 
 def only_in_systems(reference: LabelMatrix | ItemSets, systems: Iterable[LabelMatrix | ItemSets]) -> list[str]:

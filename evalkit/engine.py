@@ -19,7 +19,7 @@ import numpy as np
 from evalkit.axes import Axes, Combination
 from evalkit.errors import DataError, PluginContractError
 from evalkit.items import ItemSets
-from evalkit.measures import Measure, PerClass, PerLevel
+from evalkit.measures import Curve, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.table import CHUNK_ROWS, CardinalityTable, Summary, concatenate
@@ -35,6 +35,7 @@ class Scores:
 
     values: Values
     tables: dict[Combination, CardinalityTable] = field(default_factory=dict)
+    curves: dict[str, Curve] = field(default_factory=dict)
 
 
 def score_system(
@@ -59,7 +60,7 @@ def score_system(
             prepare = optional(metric.obj, "prepare")
             if prepare is not None:
                 prepare(classes)
-        scores.values.update(data_values(axes, reference, prediction, classes, progress, weights))
+        scores.values.update(data_values(axes, reference, prediction, classes, progress, weights, scores.curves))
     return scores
 
 
@@ -98,13 +99,15 @@ def set_values(combination: Combination, summary: Summary, axes: Axes, classes: 
 
 def data_values(
     axes: Axes, reference: Any, prediction: Any, classes: Sequence[str], progress: Progress | None = None,
-    weights: np.ndarray | None = None,
+    weights: np.ndarray | None = None, curves: dict[str, Curve] | None = None,
 ) -> Values:
-    """Every data metric, in one pass over the data (chunk states merge by ``+``)."""
+    """Every data metric, in one pass over the data (chunk states merge by ``+``); their curves
+    go to ``curves``."""
     states = data_states(axes.data_metrics, reference, prediction, weights, progress)
     values: Values = {}
     for metric, state in zip(axes.data_metrics, states):
-        values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes))
+        tag = axes.data_tags[metric.label]
+        values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes, tag, curves))
     return values
 
 
@@ -137,14 +140,21 @@ def data_states(
     return states
 
 
-def named_values(label: str, who: str, result: Any, classes: Sequence[str]) -> Values:
+def named_values(
+    label: str, who: str, result: Any, classes: Sequence[str], tag: str = "", curves: dict[str, Curve] | None = None,
+) -> Values:
     """A data metric's result as measures: one number, or named numbers, per-class values
-    (:class:`PerClass`) and per-level values (:class:`PerLevel`)."""
-    named = result if isinstance(result, dict) else {label: result}
+    (:class:`PerClass`) and per-level values (:class:`PerLevel`); a named number's name is
+    followed by ``tag`` (:attr:`evalkit.axes.Axes.data_tags`). Its curves (:class:`Curve`) go
+    to ``curves`` by name (resampled and streamed values have none)."""
+    named = {f"{name}{tag}": value for name, value in result.items()} if isinstance(result, dict) else {label: result}
     values: Values = {}
     for name, value in named.items():
         measure = Measure("data", name)
-        if isinstance(value, PerClass):
+        if isinstance(value, Curve):
+            if curves is not None:
+                curves[name] = value
+        elif isinstance(value, PerClass):
             if len(value.values) != len(classes):
                 raise PluginContractError(f"{who}: {name} has {len(value.values)} per-class values for {len(classes)} classes")
             values.update({measure.at(class_=c): float(v) for c, v in zip(classes, value.values)})

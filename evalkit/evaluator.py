@@ -153,7 +153,8 @@ class Evaluator:
             values.update(set_values(combination, state.summaries[_key(combination)], self.axes, state.classes))
         for metric in self.axes.data_metrics:
             self._prepare(metric, state.classes)
-            values.update(named_values(metric.label, metric.who, metric.obj.compute(state.data[metric.label]), state.classes))
+            result = metric.obj.compute(state.data[metric.label])
+            values.update(named_values(metric.label, metric.who, result, state.classes, self.axes.data_tags[metric.label]))
         return values
 
     def compute(self, system: str = "prediction") -> Results:

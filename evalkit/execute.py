@@ -11,14 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalkit.data import LabelMatrix, align, empty_reference_note, only_in_systems, with_empty_samples
+from evalkit.data import LabelMatrix, align, empty_reference_note, named_as_reference, only_in_systems, with_empty_samples
 from evalkit.engine import Scores, score_system
 from evalkit.items import ItemSets
 from evalkit.plan import Plan, Source, Step
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.provenance import described_file
-from evalkit.results import Agreement, Comparison, Row
+from evalkit.results import Agreement, Comparison, CurveRow, Row
 from evalkit.sources import load_source, source_path
 from evalkit.streaming import stream_rows
 from evalkit.sweeps import offset
@@ -43,6 +43,7 @@ class Scored:
     comparisons: list[Comparison] = field(default_factory=list)
     agreement: list[Agreement] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
+    curves: list[CurveRow] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         """Add a note once (a sweep scores the same systems at every value)."""
@@ -71,7 +72,9 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     reference = _load(plan, plan.reference, out)
     if isinstance(reference, LabelMatrix):
         reference, _ = reference.check_memberships()
-    loaded = {name: [_load(plan, source, out) for source in runs] for name, runs in plan.systems.items()}
+    loaded = {
+        name: [named_as_reference(reference, _load(plan, source, out)) for source in runs] for name, runs in plan.systems.items()
+    }
     if plan.config.data.missing == "empty" and reference.ids is not None:
         extra = only_in_systems(reference, [data for runs in loaded.values() for data in runs])
         reference = with_empty_samples(reference, extra)
@@ -177,6 +180,7 @@ def _score_step(
                 progress.start(f"{label}: bootstrap", statistics.bootstrap.resamples)
             bounds = bootstrap_bounds(scores[system], step.axes, samples[system], statistics, progress)
         rows += rows_of(system, scores[system].values, *bounds)
+        out.curves += [CurveRow(system, name, curve, step.value) for name, curve in scores[system].curves.items()]
     if sweep is not None:
         rows = [replace(r, sweep=sweep.vary, sweep_value=step.value) for r in rows]
     out.rows += rows

@@ -14,7 +14,9 @@ from typing import Any, overload
 import numpy as np
 
 from evalkit.errors import DataError
+from evalkit.gather import gather
 from evalkit.loading import check_header, clean_ids, clean_items
+from evalkit.score_series import ScoreSeries
 
 Items = tuple[Any, ...]
 
@@ -47,14 +49,9 @@ class Intervals(Sequence[tuple[Items, ...]]):
         return float(self.offset.max()) if self.offset.size else None
 
     def take(self, rows: np.ndarray) -> Intervals:
-        """These samples, in this order; -1 is an empty sample."""
-        rows = np.asarray(rows, np.int64)
-        new = np.full(self.n_samples + 1, -1, np.int64)  # the new place of each old sample (a -1 row: none)
-        kept = np.flatnonzero(rows >= 0)
-        new[rows[kept]] = kept
-        place = new[self.sample]
-        keep = place >= 0
-        return Intervals(place[keep], self.klass[keep], self.onset[keep], self.offset[keep], len(rows), self.n_classes)
+        """These samples, in this order, each as often as listed; -1 is an empty sample."""
+        keep, place = gather(self.sample, self.n_samples, rows)
+        return Intervals(place, self.klass[keep], self.onset[keep], self.offset[keep], len(rows), self.n_classes)
 
     def select(self, positions: Sequence[int]) -> Intervals:
         """The classes at ``positions`` (-1: a class without intervals), in that order."""
@@ -130,9 +127,10 @@ class Intervals(Sequence[tuple[Items, ...]]):
 @dataclass(frozen=True)
 class ItemSets:
     """``samples[i][c]`` is the tuple of items of sample ``i`` in class ``classes[c]`` (for event
-    lists read from files, :class:`Intervals`: the same, held as columns)."""
+    lists read from files, :class:`Intervals`: the same, held as columns; for a detector's
+    scores over time, :class:`~evalkit.score_series.ScoreSeries`)."""
 
-    samples: tuple[tuple[Items, ...], ...] | Intervals
+    samples: tuple[tuple[Items, ...], ...] | Intervals | ScoreSeries
     classes: tuple[str, ...] = (DEFAULT_CLASS,)
     ids: tuple[str, ...] | None = None
     source: str = "<inline>"
@@ -152,7 +150,7 @@ class ItemSets:
     def take(self, rows: np.ndarray) -> ItemSets:
         """These samples, in this order; -1 is an empty sample. Ids are dropped (the caller
         knows the new ones)."""
-        if isinstance(self.samples, Intervals):
+        if isinstance(self.samples, (Intervals, ScoreSeries)):
             return replace(self, samples=self.samples.take(rows), ids=None)
         empty = tuple(() for _ in self.classes)
         return replace(self, samples=tuple(self.samples[r] if r >= 0 else empty for r in rows), ids=None)
@@ -172,7 +170,7 @@ class ItemSets:
                 for m in missing
             ]
             raise DataError(f"{self.source}: no class {', '.join(hints)}; it has: {', '.join(self.classes)}")
-        if isinstance(self.samples, Intervals):
+        if isinstance(self.samples, (Intervals, ScoreSeries)):
             return replace(self, samples=self.samples.select([index.get(c, -1) for c in classes]), classes=tuple(classes))
         rows = tuple(tuple(s[index[c]] if c in index else () for c in classes) for s in self.samples)
         return replace(self, samples=rows, classes=tuple(classes))

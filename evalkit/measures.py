@@ -2,7 +2,7 @@
 the tables and the plots, so that nothing unpacks a key by position or parses a label back.
 
 A data metric says what its arrays are with :class:`PerClass` and :class:`PerLevel` instead of
-by a name suffix.
+by a name suffix, and reports a curve as a :class:`Curve`.
 """
 
 from __future__ import annotations
@@ -82,3 +82,23 @@ class PerLevel:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", np.asarray(self.values, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A curve a data metric reports beside its numbers (the PSD-ROC of PSDS, a PR curve): its
+    points in drawing order, ``y`` held from each ``x`` to the next when ``steps``. Reports draw
+    it; the JSON report keeps its points."""
+
+    x: np.ndarray
+    y: np.ndarray
+    x_label: str
+    y_label: str
+    steps: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("x", "y"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.float64))
+        if self.x.shape != self.y.shape or self.x.ndim != 1:
+            raise ValueError(f"a curve's x and y are two arrays of one length; got shapes {self.x.shape} and {self.y.shape}")
+

@@ -69,6 +69,10 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "all rank accepts any finite scores, not only memberships in [0, 1]",
         ),
         OptionalMember(
+            "data", "matrix", "what a data metric reads: \"matrix\" (a row of memberships or scores per "
+            "sample) or \"items\" (item sets, such as event lists and score series)",
+        ),
+        OptionalMember(
             "weighted", False, "a data metric's `update` also takes `weights`, one per sample of the "
             "chunk (float64, >= 0), as a third argument, so samples can be weighted "
             "(`sample_weight`); without it, weighted evaluations refuse the metric",

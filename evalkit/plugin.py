@@ -33,7 +33,7 @@ from evalkit.loading import (
     text_lines,
     unique_ids,
 )
-from evalkit.measures import Measure, PerClass, PerLevel
+from evalkit.measures import Curve, Measure, PerClass, PerLevel
 from evalkit.pivot import comparison_table, level_differences, markdown, p_value_text, tables, visible
 from evalkit.protocols import (
     OPTIONAL,
@@ -53,7 +53,8 @@ from evalkit.protocols import (
     optional,
 )
 from evalkit.reporting import atomic_write
-from evalkit.results import COLUMNS, Results, Row
+from evalkit.results import COLUMNS, CurveRow, Results, Row
+from evalkit.score_series import ScoreSeries
 from evalkit.table import CardinalityTable, Summary, divide, metric_of_pr, metric_value
 from evalkit.version import __version__
 
@@ -83,6 +84,8 @@ __all__ = [
     "BaseComponent",
     "CardinalityTable",
     "Cells",
+    "Curve",
+    "CurveRow",
     "ConfigError",
     "ConfigPath",
     "DataError",
@@ -102,6 +105,7 @@ __all__ = [
     "ReportWriter",
     "Results",
     "Row",
+    "ScoreSeries",
     "SetMetric",
     "SetRepresentation",
     "Similarity",

@@ -17,8 +17,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
+
 from evalkit.errors import ConfigError, DataError, shortened
-from evalkit.measures import Measure
+from evalkit.measures import Curve, Measure
 from evalkit.version import __version__
 
 if TYPE_CHECKING:
@@ -146,6 +148,38 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class CurveRow:
+    """A system's curve of one data metric (:class:`evalkit.measures.Curve`), at one sweep value."""
+
+    system: str
+    metric: str
+    curve: Curve
+    sweep_value: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system, "metric": self.metric, "sweep_value": self.sweep_value,
+            "x_label": self.curve.x_label, "y_label": self.curve.y_label, "steps": self.curve.steps,
+            "x": [_number(v) for v in self.curve.x.tolist()], "y": [_number(v) for v in self.curve.y.tolist()],
+        }
+
+
+def _curve_row(record: Any, where: str) -> CurveRow:
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: not an object")
+    try:
+        x, y = ([np.nan if v is None else v for v in record[key]] for key in ("x", "y"))  # null: undefined
+        curve = Curve(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                      str(record["x_label"]), str(record["y_label"]), bool(record.get("steps", True)))
+        sweep = record.get("sweep_value")
+        return CurveRow(str(record["system"]), str(record["metric"]), curve, None if sweep is None else float(sweep))
+    except KeyError as exc:
+        raise DataError(f"{where}: no `{exc.args[0]}`") from None
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{where}: {exc}") from None
+
+
+@dataclass(frozen=True)
 class Agreement:
     """Kendall's τ between the system rankings of two measures (each oriented so that higher is
     better), over ``n_systems`` systems."""
@@ -181,6 +215,7 @@ class Results:
     agreement: list[Agreement] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     reports: list[str] = field(default_factory=list)  # the report files written (not a result)
+    curves: list[CurveRow] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -190,6 +225,7 @@ class Results:
             "rows": [row.as_dict() for row in self.rows],
             "comparisons": [c.as_dict() for c in self.comparisons],
             "agreement": [a.as_dict() for a in self.agreement],
+            "curves": [c.as_dict() for c in self.curves],
             "notes": self.notes,
             "config": self.config,
             "provenance": self.provenance,
@@ -450,7 +486,8 @@ def _document(document: Any, where: str) -> Results:
     name, config, provenance = document.get("name", ""), document.get("config", {}), document.get("provenance", {})
     if not isinstance(name, str) or not isinstance(config, dict) or not isinstance(provenance, dict):
         raise DataError(f"{where}: `name` is not text, or `config` or `provenance` not an object")
-    return Results(rows, name, notes, config, comparisons, agreement, provenance)
+    curves = [_curve_row(c, f"{where}: curves[{i}]") for i, c in enumerate(records("curves"))]
+    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves)
 
 
 def _record(record: Any, where: str, columns: Sequence[str]) -> dict[str, Any]:

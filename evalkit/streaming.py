@@ -205,7 +205,8 @@ class Accumulated:
     def _data_values(self, states: list[Any], classes: tuple[str, ...]) -> Values:
         values: Values = {}
         for metric, state in zip(self.axes.data_metrics, states):
-            values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes))
+            tag = self.axes.data_tags[metric.label]
+            values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes, tag))
         return values
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalkit.items import Intervals, ItemSets
+from evalkit.score_series import ScoreSeries
 
 #: How many times later than the other side's latest event one side's latest may be.
 UNIT_RATIO = 100.0
@@ -19,7 +20,7 @@ UNIT_RATIO = 100.0
 def latest_time(data: ItemSets) -> float | None:
     """The latest offset among the segments (``(onset, offset)`` pairs) of ``data``; None when
     it holds no segments (keywords, labels)."""
-    if isinstance(data.samples, Intervals):
+    if isinstance(data.samples, (Intervals, ScoreSeries)):
         return data.samples.latest_end()
     offsets = [
         item[1]

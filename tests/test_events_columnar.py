@@ -112,6 +112,7 @@ def test_events_held_as_columns_reorder_cut_and_select_as_tuples_do(tmp_path, ro
     assert columnar is not None and columnar == tuples
     n = len(tuples)
     order = data.draw(st.permutations(list(range(n)) + [-1]))  # -1: an empty sample
+    order += data.draw(st.lists(st.integers(-1, n - 1), max_size=4))  # repeats: a bootstrap resample
     assert columnar.take(order).samples == tuples.take(order).samples
     start, stop = data.draw(st.integers(0, n)), data.draw(st.integers(0, n))
     assert columnar[start:stop].samples == tuples[start:stop].samples

@@ -136,6 +136,8 @@ def _graphml() -> bytes:
 MAESTRO = b"0\t1\tdog\t0.5\n0\t1\tcat\t0.25\n1\t2\tdog\t1\n1\t2\tcat\t0\n"
 
 #: name -> (file name, valid content, reader); a folder (MAESTRO) is a dict of files
+#: A score file as sed_scores_eval writes it (the second seed drops its last frame).
+SCORES = b"onset\toffset\tdog\tcat\n0.0\t0.64\t0.1\t0.9\n0.64\t1.28\t0.5\t0.25\n1.28\t1.92\t0.0\t1.0\n"
 SEEDS: dict[str, tuple[str, Any, Callable[[Path], Any]]] = {
     "csv": ("data.csv", b"id,speech,birds,car\na,0.9,0.1,0.0\nb,0.2,0.8,0.5\nc,1.0,0.0,0.25\n",
             lambda p: load(p, "matrix")),
@@ -156,6 +158,7 @@ SEEDS: dict[str, tuple[str, Any, Callable[[Path], Any]]] = {
     "events_csv": ("events.csv", b"a.wav,0.0,1.5,dog\na.wav,2,3,cat\n\"b.wav\",0.5,0.75,dog\n",
                    lambda p: load(p, "items")),
     "maestro": ("recordings", {"street_01.txt": MAESTRO, "cafe_01.tsv": MAESTRO}, lambda p: load(p, "matrix")),
+    "sed_scores": ("scores", {"a.tsv": SCORES, "b.tsv": SCORES.rsplit(b"1.28", 1)[0]}, lambda p: load(p, "items")),
     "audioset": ("ontology.json", json.dumps([
         {"id": "/m/a", "name": "Animal", "child_ids": ["/m/b", "/m/c"]},
         {"id": "/m/b", "name": "Bird", "child_ids": []}, {"id": "/m/c", "name": "Cat", "child_ids": []},
@@ -241,7 +244,7 @@ def test_every_registered_loader_is_fuzzed():
     registry = default_registry()
     builtin = {n for n in registry.names("loader") if registry.entry("loader", n).distribution == "evalkit"}
     fuzzed = {"csv", "npy", "npz", "parquet", "jsonl", "csv_items", "events", "parquet_events", "parquet_items",
-              "maestro"}
+              "maestro", "sed_scores"}
     assert builtin == fuzzed, "add a seed file for each new loader to SEEDS"
     for name, (file_name, _, read) in SEEDS.items():
         assert name in {"audioset", "node_link", "edgelist", "graphml"} or read is not read_ontology, file_name

@@ -74,7 +74,7 @@ MISTAKES = {
     "representations of different data": (
         with_({"representation": ["fuzzy", "soft_cardinality"], "similarity": "levenshtein"}), "different kinds of data"
     ),
-    "data metric on item lists": (items_config(metrics=["f1", "kld"]), "read membership matrices"),
+    "data metric on item lists": (items_config(metrics=["f1", "kld"]), "kld reads matrix"),
     "missing file under runs": (
         with_({"data.systems": {"x": {"runs": [str(QUICKSTART / "tiny.csv"), "nowhere.csv"]}}}), "no such data file 'nowhere.csv'"
     ),

@@ -521,7 +521,7 @@ def _facts(cls: type) -> str:
     from evalkit.protocols import optional
 
     facts = []
-    if isinstance(getattr(cls, "data", None), str):
+    if hasattr(cls, "cardinalities"):
         uses = sorted(getattr(cls, "uses", ()))
         using = f"; uses the configured {' and '.join(uses)}" if uses else "; uses no T-norm or similarity"
         facts.append(f"Reads `{cls.data}` data{using}")
@@ -534,6 +534,8 @@ def _facts(cls: type) -> str:
         facts.append("A set metric (a ratio of the cardinalities): every representation and averaging applies")
     elif hasattr(cls, "update") and hasattr(cls, "compute"):
         facts.append("A data metric: reads the data, not the cardinality table; no representation or averaging")
+        if optional(cls, "data") != "matrix":
+            facts.append(f"Reads `{optional(cls, 'data')}` data")
     if optional(cls, "ranks"):
         facts.append("Only ranks the predictions: a run whose metrics all rank accepts any finite scores")
     if hasattr(cls, "matrix"):

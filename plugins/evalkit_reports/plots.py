@@ -13,7 +13,9 @@ anywhere. Which figures exist depends on the rows:
   combination, a band for the confidence interval;
 - ``levels-…``: a metric per level (OmAP per λ), one line per system, and each system's difference
   to the first system (Liu et al., Figure 3);
-- ``agreement``: the matrix of Kendall's τ between the system rankings of the measures.
+- ``agreement``: the matrix of Kendall's τ between the system rankings of the measures;
+- ``curve-…``: a curve a data metric reports (the PSD-ROC of ``psds``), one line per system, one
+  panel per sweep value.
 
 Large grids are capped (``MAX_*`` below); what was left out is said in :attr:`Gallery.notes`,
 and every value is still in the report's tables.
@@ -47,7 +49,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from evalkit.plugin import Measure, Results, Row, atomic_write, level_differences, visible
+from evalkit.plugin import CurveRow, Measure, Results, Row, atomic_write, level_differences, visible
 
 #: Resolution of the image files; a page shows them at DISPLAY_DPI, so they stay sharp on HiDPI.
 DPI = 150
@@ -149,6 +151,7 @@ def gallery(results: Results) -> Gallery:
         *_sweeps(sweep_rows, colours, notes),
         *_levels(level_rows, colours, notes),
         *_agreement(results, notes),
+        *_curves(results, colours, notes),
     ]
     return Gallery(_unique_names(plots), notes)
 
@@ -786,3 +789,54 @@ def _common_parts(measures: list[Measure]) -> tuple[str, list[str]]:
         return "", [m.label() for m in measures]
     names = [" · ".join(v for i, (_, v) in enumerate(parts) if i not in same) for parts in split]
     return " · ".join(split[0][i][1] for i in same), names
+
+
+# --- (f) curves of data metrics (PSD-ROC) --------------------------------------------------------
+
+def _curves(results: Results, colours: dict[str, str], notes: list[str]) -> list[Plot]:
+    groups = list(_group_curves(results.curves).items())
+    groups = _cap(groups, MAX_SWEEP_FIGURES, "Curves", notes, "the JSON report holds every point")
+    plots = []
+    for metric, curves in groups:
+        systems = list(dict.fromkeys(c.system for c in curves))
+        first = curves[0].curve
+        plots.append(Plot(
+            name=_slug("curve", metric),
+            kind="curve",
+            title=metric,
+            caption=f"{metric}: {first.y_label} against {first.x_label}, one line per system.",
+            alt=f"Step curves of {first.y_label} against {first.x_label} for {_words(systems)}.",
+            draw=partial(_draw_curves, metric, curves, colours),
+        ))
+    return plots
+
+
+def _group_curves(curves: Iterable[CurveRow]) -> dict[str, list[CurveRow]]:
+    grouped: dict[str, list[CurveRow]] = {}
+    for c in curves:
+        grouped.setdefault(visible(c.metric), []).append(c)
+    return grouped
+
+
+def _draw_curves(metric: str, curves: list[CurveRow], colours: dict[str, str]) -> Figure:
+    steps = sorted({c.sweep_value for c in curves}, key=lambda v: (v is not None, v or 0.0))
+    ncols = min(len(steps), 3)
+    nrows = math.ceil(len(steps) / ncols)
+    fig = _figure(ncols * 4.2 + 1.6, nrows * 3.2 + 0.5)
+    axes = _axes_grid(fig, len(steps), ncols)
+    palette = iter(PALETTE * 4)
+    for ax, step in zip(axes, steps):
+        for c in (c for c in curves if c.sweep_value == step):
+            colour = colours.get(c.system) or next(palette)
+            ax.plot(c.curve.x, c.curve.y, drawstyle="steps-post" if c.curve.steps else "default",
+                    color=colour, label=visible(c.system))
+        first = curves[0].curve
+        ax.set_xlabel(first.x_label)
+        ax.set_ylabel(first.y_label)
+        ax.grid(True, axis="both")
+        ax.set_ylim(-0.02, 1.02)  # rates
+        if step is not None:
+            ax.set_title(f"{step:g}")
+    fig.legend(loc="outside right upper")
+    fig.suptitle(metric)
+    return fig

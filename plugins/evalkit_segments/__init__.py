@@ -9,7 +9,6 @@ length and an intersection by the shared length.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -21,7 +20,6 @@ from evalkit.plugin import (
     CardinalityTable,
     Cells,
     DataError,
-    Intervals,
     ItemSets,
     Similarity,
     TNorm,
@@ -29,8 +27,11 @@ from evalkit.plugin import (
     hookimpl,
 )
 from evalkit_segments.event_based import EventBased
+from evalkit_segments.intervals import THRESHOLD, cell_intervals, intervals
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 from evalkit_segments.parquet_events import ParquetEventList
+from evalkit_segments.psds import PSDS
+from evalkit_segments.score_files import ScoreFiles
 
 
 @hookimpl
@@ -49,35 +50,12 @@ def evalkit_register_loaders(register):
     register(EventListLoader)
     register(ParquetEventList)
     register(MaestroSoftLabels)
+    register(ScoreFiles)
 
 
-def intervals(items: Sequence[Any], where: str = "") -> np.ndarray:
-    """Items as an (n, 2) float array of (onset, offset), checked."""
-    try:
-        flat = np.fromiter(chain.from_iterable(items), dtype=np.float64, count=2 * len(items))
-        values = flat.reshape(len(items), 2)
-    except (TypeError, ValueError):
-        raise DataError(
-            f"{where}segments are (onset, offset) pairs of numbers; got {list(items[:3])!r}"
-        ) from None
-    bad = ~np.isfinite(values).all(axis=1) | (values[:, 1] < values[:, 0]) | (values[:, 0] < 0)
-    if bad.any():
-        onset, offset = values[np.argmax(bad)]
-        raise DataError(
-            f"{where}segment ({onset:g}, {offset:g}) is not a valid interval: times must be "
-            "finite, non-negative, and the offset not before the onset"
-        )
-    return values
-
-
-def cell_intervals(data: ItemSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cell, onset, offset) of every interval of a batch; cells numbered sample-major."""
-    if isinstance(data.samples, Intervals):  # an event list read as columns: checked by its loader
-        return data.samples.cells()
-    cells = [items for sample in data.samples for items in sample]
-    values = intervals(list(chain.from_iterable(cells)), f"{data.source}: ")
-    cell = np.repeat(np.arange(len(cells)), np.fromiter(map(len, cells), dtype=np.intp, count=len(cells)))
-    return cell, values[:, 0], values[:, 1]
+@hookimpl
+def evalkit_register_metrics(register):
+    register(PSDS)
 
 
 def merge(cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,6 +129,7 @@ class SegmentsParams(BaseModel):
         "floor(onset / resolution) to ceil(offset / resolution) - 1, and lengths count segments "
         "(none: exact lengths in seconds)",
     )
+    threshold: float | None = THRESHOLD
 
 
 class Segments(BaseComponent[SegmentsParams]):
@@ -172,7 +151,7 @@ class Segments(BaseComponent[SegmentsParams]):
     ) -> CardinalityTable:
         shape = (len(reference), len(reference.classes))
         n = shape[0] * shape[1]
-        ref, pred = (merge(*self._on_grid(cell_intervals(side))) for side in (reference, prediction))
+        ref, pred = (merge(*self._on_grid(cell_intervals(side, self.params.threshold))) for side in (reference, prediction))
         card_ref, card_pred, inter = (c.reshape(shape) for c in (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n)))
         # a second sweep, made only when an error rate asks for the substitutions
         return CardinalityTable(card_ref, card_pred, inter, substitutions=lambda: substituted_length(ref, pred, *shape))

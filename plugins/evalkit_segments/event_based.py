@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import BaseComponent, CardinalityTable, Intervals, ItemSets, Similarity, TNorm
+from evalkit.plugin import BaseComponent, CardinalityTable, ItemSets, Similarity, TNorm
+from evalkit_segments.intervals import THRESHOLD, cell_intervals
 
 
 class EventBasedParams(BaseModel):
@@ -33,15 +34,7 @@ class EventBasedParams(BaseModel):
     )
     evaluate_onset: bool = Field(True, description="onsets must match")
     evaluate_offset: bool = Field(True, description="offsets must match")
-
-
-def events_of(data: ItemSets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cell, onset, offset) of every event as listed (not merged), cells numbered sample-major."""
-    if isinstance(data.samples, Intervals):
-        return data.samples.cells()
-    from evalkit_segments import cell_intervals  # items given from Python: their intervals as given
-
-    return cell_intervals(data)
+    threshold: float | None = THRESHOLD
 
 
 class EventBased(BaseComponent[EventBasedParams]):
@@ -58,7 +51,7 @@ class EventBased(BaseComponent[EventBasedParams]):
     ) -> CardinalityTable:
         shape = (len(reference), len(reference.classes))
         n = shape[0] * shape[1]
-        ref, sys = events_of(reference), events_of(prediction)
+        ref, sys = cell_intervals(reference), cell_intervals(prediction, self.params.threshold)
         ref_i, sys_i = self._pairs(ref, sys, ref[0], sys[0])
         matched = _maximum_matching(ref_i, sys_i, len(ref[0]), len(sys[0]))
         counts = (np.bincount(ref[0], minlength=n), np.bincount(sys[0], minlength=n),
