@@ -140,10 +140,10 @@ class PSDS(BaseComponent[PSDSParams]):
             at = slice(first[sample], stop[sample])
             times = np.r_[series.onset[at], series.offset[stop[sample] - 1]]
             bounds = events_at[sample * n_classes : (sample + 1) * n_classes + 1]
-            for c in _noisy_classes(per_class[bounds[0] : bounds[-1]], n_classes, cross):
-                own = slice(bounds[c], bounds[c + 1])
-                others = [(onset[a:b], offset[a:b]) for a, b in zip(bounds[:-1], bounds[1:])] if cross else []
-                parts.append(self._changes(series.scores[at, c], times, onset[own], offset[own], others, c))
+            in_file = slice(bounds[0], bounds[-1])  # the file's events, by class
+            events = (onset[in_file], offset[in_file], per_class[in_file])
+            for c in _noisy_classes(per_class[in_file], n_classes, cross):
+                parts.append(self._changes(series.scores[at, c], times, events, c, n_classes))
         klass, score, change = (np.concatenate(column) for column in zip(*parts))
         return Deltas(klass, score, change.reshape(len(score), -1), n_ref, t_ref, duration)
 
@@ -168,13 +168,16 @@ class PSDS(BaseComponent[PSDSParams]):
         return np.asarray(found)
 
     def _changes(
-        self, scores: np.ndarray, times: np.ndarray, onset: np.ndarray, offset: np.ndarray,
-        others: list[tuple[np.ndarray, np.ndarray]], c: int,
+        self, scores: np.ndarray, times: np.ndarray, events: tuple[np.ndarray, np.ndarray, np.ndarray], c: int,
+        n_classes: int,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The change points of one file and class: every distinct score at which TP, FP or a
-        cross-trigger count changes, and the change."""
+        cross-trigger count changes, and the change. ``events``: the file's reference events
+        (onsets, offsets, classes), grouped by class."""
         p = self.params
         decimals = p.time_decimals
+        own = events[2] == c
+        onset, offset = events[0][own], events[1][own]
         thresholds = np.unique(scores)
         on, off = detections(scores, times, thresholds)
         length = off - on
@@ -184,16 +187,15 @@ class PSDS(BaseComponent[PSDSParams]):
         covered = np.round((relevant[..., None] * overlap).sum(-2), decimals)
         tp = (covered >= np.round(p.gtc_threshold * (offset - onset), decimals)).sum(-1)
         fp = active.sum(-1) - relevant.sum(-1)
-        counts = [tp, fp]
-        if p.cttc_threshold is not None:
-            for k, (other_on, other_off) in enumerate(others):
-                if k == c or not len(other_on):
-                    counts.append(np.zeros_like(tp))
-                    continue
-                cross = np.maximum(np.minimum(off[..., None], other_off) - np.maximum(on[..., None], other_on), 0.0)
-                hit = np.round(((1 - relevant[..., None]) * cross).sum(-1), decimals)
-                counts.append(((hit >= np.round(p.cttc_threshold * length, decimals)) & active).sum(-1))
-        stats = np.stack(counts, axis=1).astype(np.float64)
+        stats = np.zeros((len(thresholds), 2 + (n_classes if p.cttc_threshold is not None else 0)))
+        stats[:, 0], stats[:, 1] = tp, fp
+        if p.cttc_threshold is not None and not own.all():
+            other_on, other_off, other_class = (column[~own] for column in events)
+            cross = np.maximum(np.minimum(off[..., None], other_off) - np.maximum(on[..., None], other_on), 0.0)
+            starts = np.flatnonzero(np.r_[True, other_class[1:] != other_class[:-1]])  # one group per other class
+            hit = np.round(np.add.reduceat(~relevant[..., None] * cross, starts, axis=-1), decimals)
+            crossing = (hit >= np.round(p.cttc_threshold * length, decimals)[..., None]) & active[..., None]
+            stats[:, 2 + other_class[starts]] = crossing.sum(-2)
         change = stats - np.vstack([stats[1:], np.zeros_like(stats[:1])])
         keep = np.abs(change).sum(axis=1) > 0
         return np.full(int(keep.sum()), c), thresholds[keep], change[keep].ravel()
