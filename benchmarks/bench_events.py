@@ -52,7 +52,7 @@ def main() -> None:
         write(path, args.rows, args.files)
         baseline, _ = best_time(lambda p: pd.read_csv(p, sep="\t"), (path,), args.repeat)
         columnar, loaded = best_time(loader.load, (path, "reference"), args.repeat)
-        order, header = _layout(path)
+        order, header, *_ = _layout(path)
         rows, exact = best_time(loader._load_rows, (path, order, header), 1)
         assert loaded == exact, "the two readers must give the same item sets"
         events = sum(len(items) for sample in loaded.samples for items in sample)

@@ -53,7 +53,7 @@ def test_the_columnar_reader_equals_the_row_reader(tmp_path, rows, header, csv, 
     path = write(tmp_path / ("events.csv" if csv else "events.tsv"), rows, header=header, csv=csv, crlf=crlf,
                  bom=bom, spaces=spaces, permute=permute)
     given_labels = LABELS[::-1] if labels else None
-    order, header_line = _layout(path)
+    order, header_line, *_ = _layout(path)
     columnar = read_events(path, order, header_line, given_labels, separator(path))
     assert columnar is not None, path.read_text(encoding="utf-8-sig")
     loader = EventListLoader(EventListLoader.Params(labels=given_labels))

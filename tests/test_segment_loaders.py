@@ -166,7 +166,8 @@ def test_events_held_as_columns_are_sorted_and_merged_when_read_as_items():
         ("a.wav\t0\t1\tdog\na.wav\t0\t1s\tdog\n", 2, "offset '1s' is not a number"),
         ("a.wav\t0\t1\tdog\na.wav\t\t1\tdog\n", 2, "onset '' is not a number"),
         ("a.wav\t0\t1\tdog\n\na.wav\t0\t1\n", 3, "3 fields; expected 4"),
-        ("a.wav\t0\t1\tdog\textra\n", 1, "5 fields; expected 4"),
+        ("a.wav\t0\t1\tdog\textra\tmore\n", 1, "6 fields; expected 4"),
+        ("a.wav\t0\t1\tdog\tid1\nb.wav\t0\t1\tdog\n", 2, "4 fields; expected 5"),
         ("a.wav\t0\t1\t\n", 1, "empty event label"),
         ("a.wav\t0\t1\tdog\n\t0\t1\tdog\n", 2, "empty filename"),
         ("a.wav 0 1 dog\n", 1, "the file was read as tab-separated: separate every field that way"),
@@ -195,7 +196,7 @@ def test_a_tab_separated_csv_reads_as_its_tsv_twin(tmp_path):
     as_csv, as_tsv = loader.load(tmp_path / "gt_dev.csv", "reference"), loader.load(tmp_path / "gt_dev.tsv", "reference")
     assert (as_csv.samples, as_csv.classes, as_csv.ids) == (as_tsv.samples, as_tsv.classes, as_tsv.ids)
     assert as_csv.classes == ("cat", "dog, barking")
-    order, header = _layout(tmp_path / "gt_dev.csv")
+    order, header, *_ = _layout(tmp_path / "gt_dev.csv")
     rows = loader._load_rows(tmp_path / "gt_dev.csv", order, header)
     assert rows.samples == tuple(as_csv.samples) and rows.ids == as_csv.ids
     (tmp_path / "mixed.csv").write_text("a.wav\t0.5\t1.5\tdog\nb.wav 2 3 cat\n", encoding="utf-8")
@@ -441,3 +442,39 @@ def test_maestro_recording_missing_from_a_system_is_an_error_or_zeros(tmp_path, 
         recall()
     # With missing: empty, b@0-1 is all zeros: recall = (1 + 0.5) / (1 + 0.5 + 1) = 0.6 (micro, min).
     assert math.isclose(recall(missing="empty"), 0.6)
+
+
+FOUR = "a.wav\t0.5\t1.5\tdog\na.wav\t2\t3\tcat\nb.wav\t1\t2\tdog\n"
+
+
+@pytest.mark.parametrize("text", [
+    "a.wav\tstreet\t0.5\t1.5\tdog\na.wav\tstreet\t2\t3\tcat\nb.wav\tpark\t1\t2\tdog\n",  # filename, scene label first
+    "a.wav\t0.5\t1.5\tdog\tx1\na.wav\t2\t3\tcat\tx2\nb.wav\t1\t2\tdog\tx3\n",  # an identifier last
+    "filename\tscene_label\tonset\toffset\tevent_label\na.wav\ts\t0.5\t1.5\tdog\na.wav\ts\t2\t3\tcat\nb.wav\ts\t1\t2\tdog\n",
+    "event_label\tonset\toffset\tfilename\tidentifier\ndog\t0.5\t1.5\ta.wav\tx\ncat\t2\t3\ta.wav\tx\ndog\t1\t2\tb.wav\tx\n",
+])
+def test_five_column_lists_with_a_field_that_changes_no_event_read_as_four(tmp_path, text):
+    """dcase_util's layouts with a scene label or an identifier: the same events."""
+    expected = events(tmp_path, FOUR, "four.tsv")
+    got = events(tmp_path, text)
+    assert (got.ids, got.classes, cells(got)) == (expected.ids, expected.classes, cells(expected))
+
+
+@pytest.mark.parametrize("text", [
+    "a.wav\t0.5\t1.5\tdog\t0.9\na.wav\t2\t3\tcat\t0.3\nb.wav\t1\t2\tdog\t0.5\n",
+    "filename\tonset\toffset\tevent_label\tscore\na.wav\t0.5\t1.5\tdog\t0.9\na.wav\t2\t3\tcat\t0.3\nb.wav\t1\t2\tdog\t0.5\n",
+])
+def test_a_score_column_must_say_which_events_count(tmp_path, text):
+    with pytest.raises(DataError, match=r"column 5 holds event scores; say which events count: .*min_score: 0.5"):
+        events(tmp_path, text)
+    every = events(tmp_path, text, min_score=None)  # as sed_eval: the score is not used
+    expected = events(tmp_path, FOUR, "four.tsv")
+    assert cells(every) == cells(expected)
+    kept = events(tmp_path, text, min_score=0.5)  # a.wav's cat scores 0.3: dropped, the file stays
+    assert kept.ids == ("a.wav", "b.wav")
+    assert cells(kept) == {"a.wav": {"dog": ((0.5, 1.5),), "cat": ()}, "b.wav": {"dog": ((1.0, 2.0),), "cat": ()}}
+
+
+def test_a_score_that_is_no_number_is_named(tmp_path):
+    with pytest.raises(DataError, match=r"events.tsv:2: event score 'high' is not a finite number"):
+        events(tmp_path, "a.wav\t0.5\t1.5\tdog\t0.9\na.wav\t2\t3\tcat\thigh\n", min_score=0.5)

@@ -36,6 +36,9 @@ HEADER_NAMES = {
 }
 _COLUMN_OF = {alias: column for column, aliases in HEADER_NAMES.items() for alias in aliases}
 COLUMNS = tuple(HEADER_NAMES)
+#: A fifth column DCASE system outputs carry: an event's score, or a field that changes no event.
+SCORE_NAMES = ("score", "probability", "confidence", "event_probability")
+IGNORED_NAMES = ("scene_label", "identifier", "source_label")
 
 
 class LabelsParams(BaseModel):
@@ -119,16 +122,38 @@ def _rows(path: Path) -> Generator[tuple[int, list[str]], None, None]:
 
 
 def _header(fields: list[str]) -> bool:
-    """A first row is a header when it has four non-empty fields and its onset or offset is not
-    a number."""
-    return len(fields) == 4 and all(fields) and (_number(fields[1]) is None or _number(fields[2]) is None)
+    """A first row is a header when it has four or five non-empty fields and no two numbers
+    where a layout puts the onset and offset."""
+    return len(fields) in (4, 5) and all(fields) and _timed_at(fields) is None
 
 
 def _known_header(fields: list[str]) -> bool:
-    return len(fields) == 4 and {_COLUMN_OF.get(f.lower()) for f in fields} == set(COLUMNS)
+    names = [f.lower() for f in fields]
+    extra = [n for n in names if n not in _COLUMN_OF]
+    return {_COLUMN_OF.get(n) for n in names} - {None} == set(COLUMNS) and len(names) - len(extra) == 4 and (
+        len(extra) == len(fields) - 4 <= 1 and all(n in SCORE_NAMES + IGNORED_NAMES for n in extra)
+    )
 
 
-class EventListLoader(BaseComponent[LabelsParams]):
+def _timed_at(fields: list[str]) -> int | None:
+    """Where a headerless row's onset is: after the filename (1), or after a filename and a
+    scene label (2, five fields); None when neither pair of fields is numeric."""
+    for at in (1, 2) if len(fields) == 5 else (1,):
+        if _number(fields[at]) is not None and _number(fields[at + 1]) is not None:
+            return at
+    return None
+
+
+class EventListParams(LabelsParams):
+    min_score: float | None = Field(
+        None, allow_inf_nan=False,
+        description="for a list with a score column (a fifth column of event scores): the events scoring at "
+        "least this count; null: every event counts, as sed_eval takes them (the list refuses to load until "
+        "this is given)",
+    )
+
+
+class EventListLoader(BaseComponent[EventListParams]):
     """sed_eval / DCASE event lists (.tsv, .txt: tab-separated; .csv: comma-separated, or
     tab-separated when its first line has more tabs than commas).
 
@@ -141,12 +166,17 @@ class EventListLoader(BaseComponent[LabelsParams]):
     class in one file that overlap or touch (an offset equal to the next onset) are merged into
     one interval; the events themselves are kept as listed (:class:`evalkit.plugin.Intervals`),
     for the representations that count events (``event_based``).
+
+    DCASE system outputs with five columns load too: a scene label after the filename, or an
+    identifier after the label (neither changes an event), or an event score after the label
+    (a numeric fifth field, or a header column score|probability|confidence). A list with scores
+    loads only once ``min_score`` says which events count (``null``: all, as sed_eval counts them).
     """
 
     name = "events"
     kind = "items"
     suffixes = (".tsv", ".csv", ".txt")
-    Params = LabelsParams
+    Params = EventListParams
 
     def sniff(self, path: Path) -> bool:
         """The first non-empty line has one field (a file without events), or four with a
@@ -163,10 +193,9 @@ class EventListLoader(BaseComponent[LabelsParams]):
         fields = first[1]
         if not any(fields[1:]):  # a filename alone: a file without events
             return True
-        if len(fields) != 4:
+        if len(fields) not in (4, 5):
             return False
-        numeric = _number(fields[1]) is not None and _number(fields[2]) is not None
-        return numeric or _known_header(fields)
+        return _timed_at(fields) is not None or _known_header(fields)
 
     def load(self, path: Path, role: str) -> ItemSets:
         """Read column by column (:mod:`evalkit_segments.columnar`); a file that reader does not
@@ -174,19 +203,28 @@ class EventListLoader(BaseComponent[LabelsParams]):
         labels = self.params.labels
         if labels is not None:
             _classes(set(), labels, path)  # a label listed twice is an error either way
-        order, header_line = _layout(path)
-        fast = read_events(path, order, header_line, labels, separator(path))
-        return fast or self._load_rows(path, order, header_line)
+        order, header_line, width, score_at = _layout(path)
+        if score_at is not None and "min_score" not in self.params.model_fields_set:
+            raise DataError(
+                f"{path}: column {score_at + 1} holds event scores; say which events count: "
+                f"{{path: {path.name}, loader: {{name: events, min_score: 0.5}}}} keeps those scoring at least 0.5, "
+                "min_score: null keeps every event (as sed_eval does)"
+            )
+        fast = read_events(path, order, header_line, labels, separator(path)) if width == 4 else None
+        return fast or self._load_rows(path, order, header_line, width, score_at)
 
-    def _load_rows(self, path: Path, order: list[int], header_line: int) -> ItemSets:
+    def _load_rows(
+        self, path: Path, order: list[int], header_line: int, width: int = 4, score_at: int | None = None,
+    ) -> ItemSets:
         labels = self.params.labels
         known = set(labels) if labels is not None else None
         files: dict[str, int] = {}  # first-seen order
         events: list[tuple[int, str, float, float]] = []  # in file order, not merged: event metrics count them
+        dropped: set[str] = set()
         rows = (row for row in _rows(path) if row[0] > header_line)
         for line, fields in rows:
             where = f"{path}:{line}"
-            if len(fields) == 4:
+            if len(fields) == width:
                 filename, rest = fields[order[0]], [fields[i] for i in order[1:]]
             else:
                 filename, rest = fields[0], fields[1:]
@@ -196,10 +234,10 @@ class EventListLoader(BaseComponent[LabelsParams]):
                 _not_space_separated(filename, path, where)
                 files.setdefault(filename, len(files))
                 continue
-            if len(fields) != 4:
+            if len(fields) != width:
                 raise DataError(
-                    f"{where}: {len(fields)} fields; expected 4 (filename, onset, offset, "
-                    "event_label) or 1 (a filename: a file without events)"
+                    f"{where}: {len(fields)} fields; expected {width} (filename, onset, offset, event_label"
+                    f"{', and one more' if width == 5 else ''}) or 1 (a filename: a file without events)"
                 )
             onset_text, offset_text, label = (fields[i] for i in order[1:])
             if not filename:
@@ -209,13 +247,17 @@ class EventListLoader(BaseComponent[LabelsParams]):
             if offset < onset:
                 raise DataError(f"{where}: offset {offset_text} is before onset {onset_text}")
             _check_label(label, known, where)
-            events.append((files.setdefault(filename, len(files)), label, onset, offset))
+            file = files.setdefault(filename, len(files))
+            if score_at is not None and not self._counts(fields[score_at], where):
+                dropped.add(label)  # scored below min_score: the file and the class stay
+                continue
+            events.append((file, label, onset, offset))
         if not files:
             raise DataError(
                 f"{path}: no rows; expected rows of filename, onset, offset, event_label (a file "
                 "without events as a row with only its filename)"
             )
-        classes = _classes({label for _, label, _, _ in events}, labels, path)
+        classes = _classes({label for _, label, _, _ in events} | dropped, labels, path)
         column = {label: i for i, label in enumerate(classes)}
         file_of, label_of, onsets, offsets = zip(*events) if events else ((), (), (), ())
         intervals = Intervals(
@@ -224,26 +266,45 @@ class EventListLoader(BaseComponent[LabelsParams]):
         )
         return ItemSets(intervals, classes, tuple(files), str(path))
 
+    def _counts(self, text: str, where: str) -> bool:
+        """Whether an event of this score counts (``min_score``)."""
+        score = _number(text)
+        if score is None or not math.isfinite(score):
+            raise DataError(f"{where}: event score {text!r} is not a finite number")
+        return self.params.min_score is None or score >= self.params.min_score
 
-def _layout(path: Path) -> tuple[list[int], int]:
-    """The columns of filename, onset, offset and label, and the line of the header (0: none);
-    a first row that looks like a header but names other columns is an error."""
+
+def _layout(path: Path) -> tuple[list[int], int, int, int | None]:
+    """The columns of filename, onset, offset and label, the line of the header (0: none), the
+    number of columns (4, or 5 with a score or an ignored field) and the score's column (None:
+    none). A first row that looks like a header but names other columns is an error. Without a
+    header, five fields are ``filename onset offset label score`` (a numeric fifth field),
+    ``filename onset offset label identifier``, or ``filename scene_label onset offset label``."""
     rows = _rows(path)
     try:
         first = next(rows, None)
     finally:
         rows.close()
-    if first is None or not _header(first[1]):
-        return list(range(4)), 0
+    if first is None or not any(first[1][1:]):
+        return list(range(4)), 0, 4, None
     line, fields = first
+    if not _header(fields):
+        if len(fields) != 5:
+            return list(range(4)), 0, 4, None
+        if _timed_at(fields) == 2:
+            return [0, 2, 3, 4], 0, 5, None
+        return list(range(4)), 0, 5, (4 if _number(fields[4]) is not None else None)
     if not _known_header(fields):
         raise DataError(
             f"{path}:{line}: the first row looks like a header (its onset or offset is "
             f"not a number) but names the columns {', '.join(map(repr, fields))}; "
             "expected " + ", ".join("|".join(a) for a in HEADER_NAMES.values())
+            + f", and optionally one of {', '.join(SCORE_NAMES + IGNORED_NAMES)}"
         )
-    position = {_COLUMN_OF[f.lower()]: i for i, f in enumerate(fields)}
-    return [position[c] for c in COLUMNS], line
+    names = [f.lower() for f in fields]
+    position = {_COLUMN_OF[n]: i for i, n in enumerate(names) if n in _COLUMN_OF}
+    score = next((i for i, n in enumerate(names) if n in SCORE_NAMES), None)
+    return [position[c] for c in COLUMNS], line, len(fields), score
 
 
 def _not_space_separated(filename: str, path: Path, where: str) -> None:
