@@ -275,7 +275,7 @@ def with_empty_samples(reference: Data, ids: Sequence[str]) -> Data:
     grown: tuple[tuple[tuple, ...], ...] | Intervals
     if isinstance(samples, Intervals):
         grown = Intervals(samples.sample, samples.klass, samples.onset, samples.offset, samples.n_samples + len(ids),
-                          samples.n_classes)
+                          samples.n_classes, samples.merge)
     else:
         grown = tuple(samples) + tuple(tuple(() for _ in reference.classes) for _ in ids)
     return replace(reference, samples=grown, ids=reference.ids + tuple(ids))

@@ -30,15 +30,17 @@ class Intervals(Sequence[tuple[Items, ...]]):
     An event list of a million rows would be a million Python tuples; as columns it is read,
     reordered (:meth:`take`), cut (slices) and scored (:meth:`cells`) by numpy. It is a sequence
     of samples like any ``ItemSets.samples``: indexing a sample gives its classes' intervals,
-    sorted, with overlapping or touching ones merged (built once, when first asked for).
+    sorted, with overlapping or touching ones merged (built once, when first asked for); with
+    ``merge=False`` they are kept as listed (for similarities that compare events one by one).
     """
 
     def __init__(
         self, sample: np.ndarray, klass: np.ndarray, onset: np.ndarray, offset: np.ndarray, n_samples: int, n_classes: int,
+        merge: bool = True,
     ) -> None:
         self.sample, self.klass = np.asarray(sample, np.int64), np.asarray(klass, np.int64)
         self.onset, self.offset = np.asarray(onset, np.float64), np.asarray(offset, np.float64)
-        self.n_samples, self.n_classes = n_samples, n_classes
+        self.n_samples, self.n_classes, self.merge = n_samples, n_classes, merge
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(cell, onset, offset) of every interval, cells numbered sample-major; in no order, not
@@ -51,7 +53,7 @@ class Intervals(Sequence[tuple[Items, ...]]):
     def take(self, rows: np.ndarray) -> Intervals:
         """These samples, in this order, each as often as listed; -1 is an empty sample."""
         keep, place = gather(self.sample, self.n_samples, rows)
-        return Intervals(place, self.klass[keep], self.onset[keep], self.offset[keep], len(rows), self.n_classes)
+        return Intervals(place, self.klass[keep], self.onset[keep], self.offset[keep], len(rows), self.n_classes, self.merge)
 
     def select(self, positions: Sequence[int]) -> Intervals:
         """The classes at ``positions`` (-1: a class without intervals), in that order."""
@@ -61,7 +63,9 @@ class Intervals(Sequence[tuple[Items, ...]]):
                 new[old] = to
         place = new[self.klass]
         keep = place >= 0
-        return Intervals(self.sample[keep], place[keep], self.onset[keep], self.offset[keep], self.n_samples, len(positions))
+        return Intervals(
+            self.sample[keep], place[keep], self.onset[keep], self.offset[keep], self.n_samples, len(positions), self.merge,
+        )
 
     def __len__(self) -> int:
         return self.n_samples
@@ -97,31 +101,41 @@ class Intervals(Sequence[tuple[Items, ...]]):
 
     @functools.cached_property
     def _rows(self) -> tuple[tuple[Items, ...], ...]:
-        """Per sample and class, the sorted intervals, overlapping or touching ones merged."""
-        import pandas as pd  # type: ignore[import-untyped]
-
+        """Per sample and class, the sorted intervals, overlapping or touching ones merged (unless
+        ``merge`` is off)."""
         key, onset, offset = self.cells()
         if not key.size:
             return tuple(((),) * self.n_classes for _ in range(self.n_samples))
-        # By onset, then (stable) by cell: equal onsets may come in any order, since the merge
-        # takes them together whatever their offsets. Two sorts are 3x faster than lexsort.
-        order = np.argsort(onset)
-        order = order[np.argsort(key[order], kind="stable")]
-        key, onset, offset = key[order], onset[order], offset[order]
-        reach = pd.Series(offset).groupby(key).cummax().to_numpy()  # the furthest end so far, per cell
-        first = np.r_[True, key[1:] != key[:-1]]
-        starts = first | (onset > np.r_[0.0, reach[:-1]])  # a gap after everything before: a new interval
-        start_at = np.flatnonzero(starts)
-        end_at = np.r_[start_at[1:], len(key)] - 1
-        pairs = list(zip(onset[start_at].tolist(), reach[end_at].tolist()))
-        run_keys = key[start_at]
-        group_at = np.flatnonzero(np.r_[True, run_keys[1:] != run_keys[:-1]])
-        group_end = np.r_[group_at[1:], len(run_keys)]
+        if self.merge:
+            key, onset, offset = _merged(key, onset, offset)
+        else:
+            order = np.lexsort((offset, onset, key))
+            key, onset, offset = key[order], onset[order], offset[order]
+        pairs = list(zip(onset.tolist(), offset.tolist()))
+        group_at = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        group_end = np.r_[group_at[1:], len(key)]
         n_classes = self.n_classes
         rows: list[list[Items]] = [[()] * n_classes for _ in range(self.n_samples)]
-        for k, a, b in zip(run_keys[group_at].tolist(), group_at.tolist(), group_end.tolist()):
+        for k, a, b in zip(key[group_at].tolist(), group_at.tolist(), group_end.tolist()):
             rows[k // n_classes][k % n_classes] = tuple(pairs[a:b])
         return tuple(map(tuple, rows))
+
+
+def _merged(key: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each cell's intervals sorted, those that overlap or touch merged into one."""
+    import pandas as pd  # type: ignore[import-untyped]
+
+    # By onset, then (stable) by cell: equal onsets may come in any order, since the merge
+    # takes them together whatever their offsets. Two sorts are 3x faster than lexsort.
+    order = np.argsort(onset)
+    order = order[np.argsort(key[order], kind="stable")]
+    key, onset, offset = key[order], onset[order], offset[order]
+    reach = pd.Series(offset).groupby(key).cummax().to_numpy()  # the furthest end so far, per cell
+    first = np.r_[True, key[1:] != key[:-1]]
+    starts = first | (onset > np.r_[0.0, reach[:-1]])  # a gap after everything before: a new interval
+    start_at = np.flatnonzero(starts)
+    end_at = np.r_[start_at[1:], len(key)] - 1
+    return key[start_at], onset[start_at], reach[end_at]
 
 
 @dataclass(frozen=True)

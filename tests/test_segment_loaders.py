@@ -478,3 +478,12 @@ def test_a_score_column_must_say_which_events_count(tmp_path, text):
 def test_a_score_that_is_no_number_is_named(tmp_path):
     with pytest.raises(DataError, match=r"events.tsv:2: event score 'high' is not a finite number"):
         events(tmp_path, "a.wav\t0.5\t1.5\tdog\t0.9\na.wav\t2\t3\tcat\thigh\n", min_score=0.5)
+
+
+def test_merge_false_keeps_overlapping_events_as_listed(tmp_path):
+    text = "a.wav\t0\t2\tdog\na.wav\t1\t3\tdog\na.wav\t3\t4\tdog\na.wav\t5\t6\tcat\n"
+    assert cells(events(tmp_path, text)) == {"a.wav": {"cat": ((5.0, 6.0),), "dog": ((0.0, 4.0),)}}
+    kept = events(tmp_path, text, merge=False)
+    assert cells(kept) == {"a.wav": {"cat": ((5.0, 6.0),), "dog": ((0.0, 2.0), (1.0, 3.0), (3.0, 4.0))}}
+    taken = kept.take(np.array([0, -1, 0])).samples  # a resample keeps them as listed too
+    assert list(taken) == [kept.samples[0], ((), ()), kept.samples[0]]

@@ -26,6 +26,7 @@ from evalkit.plugin import (
     cross_blocks,
     hookimpl,
 )
+from evalkit_segments.collar import Collar
 from evalkit_segments.event_based import EventBased
 from evalkit_segments.intervals import THRESHOLD, cell_intervals, intervals
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
@@ -43,6 +44,7 @@ def evalkit_register_set_representations(register):
 @hookimpl
 def evalkit_register_similarities(register):
     register(SegmentOverlap)
+    register(Collar)
 
 
 @hookimpl

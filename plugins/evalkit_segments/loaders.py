@@ -145,6 +145,12 @@ def _timed_at(fields: list[str]) -> int | None:
 
 
 class EventListParams(LabelsParams):
+    merge: bool = Field(
+        True,
+        description="as item lists (soft cardinality, Crisp*), a file's overlapping or touching events of one class "
+        "are one interval; false keeps every event as listed, for similarities that compare events (collar). "
+        "Segment and event-based representations read the events as listed either way",
+    )
     min_score: float | None = Field(
         None, allow_inf_nan=False,
         description="for a list with a score column (a fifth column of event scores): the events scoring at "
@@ -211,7 +217,10 @@ class EventListLoader(BaseComponent[EventListParams]):
                 "min_score: null keeps every event (as sed_eval does)"
             )
         fast = read_events(path, order, header_line, labels, separator(path)) if width == 4 else None
-        return fast or self._load_rows(path, order, header_line, width, score_at)
+        items = fast or self._load_rows(path, order, header_line, width, score_at)
+        assert isinstance(items.samples, Intervals), "both readers hold the events as columns"
+        items.samples.merge = self.params.merge
+        return items
 
     def _load_rows(
         self, path: Path, order: list[int], header_line: int, width: int = 4, score_at: int | None = None,
