@@ -19,7 +19,7 @@ import numpy as np
 from evalkit.axes import Axes, Combination
 from evalkit.errors import DataError, PluginContractError
 from evalkit.items import ItemSets
-from evalkit.measures import Curve, Measure, PerClass, PerLevel
+from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.table import CHUNK_ROWS, CardinalityTable, Summary, concatenate
@@ -35,7 +35,7 @@ class Scores:
 
     values: Values
     tables: dict[Combination, CardinalityTable] = field(default_factory=dict)
-    curves: dict[str, Curve] = field(default_factory=dict)
+    curves: dict[tuple[str, str | None], Curve] = field(default_factory=dict)  # by (name, class)
 
 
 def score_system(
@@ -99,7 +99,7 @@ def set_values(combination: Combination, summary: Summary, axes: Axes, classes: 
 
 def data_values(
     axes: Axes, reference: Any, prediction: Any, classes: Sequence[str], progress: Progress | None = None,
-    weights: np.ndarray | None = None, curves: dict[str, Curve] | None = None,
+    weights: np.ndarray | None = None, curves: dict[tuple[str, str | None], Curve] | None = None,
 ) -> Values:
     """Every data metric, in one pass over the data (chunk states merge by ``+``); their curves
     go to ``curves``."""
@@ -141,19 +141,26 @@ def data_states(
 
 
 def named_values(
-    label: str, who: str, result: Any, classes: Sequence[str], tag: str = "", curves: dict[str, Curve] | None = None,
+    label: str, who: str, result: Any, classes: Sequence[str], tag: str = "",
+    curves: dict[tuple[str, str | None], Curve] | None = None,
 ) -> Values:
     """A data metric's result as measures: one number, or named numbers, per-class values
     (:class:`PerClass`) and per-level values (:class:`PerLevel`); a named number's name is
-    followed by ``tag`` (:attr:`evalkit.axes.Axes.data_tags`). Its curves (:class:`Curve`) go
-    to ``curves`` by name (resampled and streamed values have none)."""
+    followed by ``tag`` (:attr:`evalkit.axes.Axes.data_tags`). Its curves (:class:`Curve`,
+    :class:`CurvePerClass`) go to ``curves`` by name and class (resampled and streamed values
+    have none)."""
     named = {f"{name}{tag}": value for name, value in result.items()} if isinstance(result, dict) else {label: result}
     values: Values = {}
     for name, value in named.items():
         measure = Measure("data", name)
         if isinstance(value, Curve):
             if curves is not None:
-                curves[name] = value
+                curves[name, None] = value
+        elif isinstance(value, CurvePerClass):
+            if len(value.curves) != len(classes):
+                raise PluginContractError(f"{who}: {name} has {len(value.curves)} per-class curves for {len(classes)} classes")
+            if curves is not None:
+                curves.update({(name, c): curve for c, curve in zip(classes, value.curves)})
         elif isinstance(value, PerClass):
             if len(value.values) != len(classes):
                 raise PluginContractError(f"{who}: {name} has {len(value.values)} per-class values for {len(classes)} classes")

@@ -180,7 +180,9 @@ def _score_step(
                 progress.start(f"{label}: bootstrap", statistics.bootstrap.resamples)
             bounds = bootstrap_bounds(scores[system], step.axes, samples[system], statistics, progress)
         rows += rows_of(system, scores[system].values, *bounds)
-        out.curves += [CurveRow(system, name, curve, step.value) for name, curve in scores[system].curves.items()]
+        out.curves += [
+            CurveRow(system, name, curve, class_, step.value) for (name, class_), curve in scores[system].curves.items()
+        ]
     if sweep is not None:
         rows = [replace(r, sweep=sweep.vary, sweep_value=step.value) for r in rows]
     out.rows += rows

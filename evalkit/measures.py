@@ -2,7 +2,7 @@
 the tables and the plots, so that nothing unpacks a key by position or parses a label back.
 
 A data metric says what its arrays are with :class:`PerClass` and :class:`PerLevel` instead of
-by a name suffix, and reports a curve as a :class:`Curve`.
+by a name suffix, and reports a curve as a :class:`Curve` (one per class: :class:`CurvePerClass`).
 """
 
 from __future__ import annotations
@@ -101,4 +101,11 @@ class Curve:
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.float64))
         if self.x.shape != self.y.shape or self.x.ndim != 1:
             raise ValueError(f"a curve's x and y are two arrays of one length; got shapes {self.x.shape} and {self.y.shape}")
+
+
+@dataclass(frozen=True)
+class CurvePerClass:
+    """A data metric's curve for each class, in column order (a ROC or PR curve per class)."""
+
+    curves: tuple[Curve, ...]
 

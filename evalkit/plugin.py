@@ -33,7 +33,7 @@ from evalkit.loading import (
     text_lines,
     unique_ids,
 )
-from evalkit.measures import Curve, Measure, PerClass, PerLevel
+from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.pivot import comparison_table, level_differences, markdown, p_value_text, tables, visible
 from evalkit.protocols import (
     OPTIONAL,
@@ -85,6 +85,7 @@ __all__ = [
     "CardinalityTable",
     "Cells",
     "Curve",
+    "CurvePerClass",
     "CurveRow",
     "ConfigError",
     "ConfigPath",

@@ -149,16 +149,18 @@ class Comparison:
 
 @dataclass(frozen=True)
 class CurveRow:
-    """A system's curve of one data metric (:class:`evalkit.measures.Curve`), at one sweep value."""
+    """A system's curve of one data metric (:class:`evalkit.measures.Curve`), for the data set or
+    one class (``class_``), at one sweep value."""
 
     system: str
     metric: str
     curve: Curve
+    class_: str | None = None
     sweep_value: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "system": self.system, "metric": self.metric, "sweep_value": self.sweep_value,
+            "system": self.system, "metric": self.metric, "class": self.class_, "sweep_value": self.sweep_value,
             "x_label": self.curve.x_label, "y_label": self.curve.y_label, "steps": self.curve.steps,
             "x": [_number(v) for v in self.curve.x.tolist()], "y": [_number(v) for v in self.curve.y.tolist()],
         }
@@ -171,8 +173,9 @@ def _curve_row(record: Any, where: str) -> CurveRow:
         x, y = ([np.nan if v is None else v for v in record[key]] for key in ("x", "y"))  # null: undefined
         curve = Curve(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
                       str(record["x_label"]), str(record["y_label"]), bool(record.get("steps", True)))
-        sweep = record.get("sweep_value")
-        return CurveRow(str(record["system"]), str(record["metric"]), curve, None if sweep is None else float(sweep))
+        sweep, class_ = record.get("sweep_value"), record.get("class")
+        return CurveRow(str(record["system"]), str(record["metric"]), curve, None if class_ is None else str(class_),
+                        None if sweep is None else float(sweep))
     except KeyError as exc:
         raise DataError(f"{where}: no `{exc.args[0]}`") from None
     except (TypeError, ValueError) as exc:

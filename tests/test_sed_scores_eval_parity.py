@@ -100,3 +100,30 @@ def test_soft_references_need_positives_from_which_binarizes_them():
         binary = {**run, "data": {**run["data"], "reference": (soft >= 0.5).astype(float).tolist()}}
         from_binary = evalkit.run({**binary, "metrics": [name]})
         assert [r.value for r in from_soft.rows] == [r.value for r in from_binary.rows]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_roc_and_pr_curves_equal_sed_scores_eval(seed):
+    """With ``curves: true``, each class's ROC points (auroc) and precision-recall points
+    (best_fscore) are the peer's roc_curve and precision_recall_curve, point for point."""
+    peer_inputs, (targets, scores, ids) = data(seed)
+    results = evalkit.run({
+        "name": "curves", "metrics": [{"name": "auroc", "curves": True}, {"name": "best_fscore", "curves": True}],
+        "data": {"reference": {"values": targets.tolist(), "classes": CLASSES, "ids": ids},
+                 "systems": {"s": {"values": scores.tolist(), "classes": CLASSES, "ids": ids}}},
+    })
+    curves = {(c.metric, c.class_): c.curve for c in results.curves}
+    assert len(curves) == 2 * len(CLASSES)
+    roc = segment_based.roc_curve(*peer_inputs, segment_length=1.0)
+    pr = segment_based.precision_recall_curve(*peer_inputs, segment_length=1.0)
+    for label in CLASSES:
+        tpr, fpr, *_ = roc[label]
+        np.testing.assert_allclose(curves["roc_curve", label].x, fpr, atol=1e-12)
+        np.testing.assert_allclose(curves["roc_curve", label].y, tpr, atol=1e-12)
+        precision, recall, *_ = pr[label]
+        np.testing.assert_allclose(curves["pr_curve", label].x, recall, atol=1e-12)
+        np.testing.assert_allclose(curves["pr_curve", label].y, precision, atol=1e-12)
+    from evalkit_reports import plots
+
+    drawn = [p.name for p in plots.gallery(results).plots if p.kind == "curve"]
+    assert drawn == ["curve-roc_curve", "curve-pr_curve"]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import Array, PerClass
+from evalkit.plugin import Array, Curve, CurvePerClass, PerClass
 from evalkit_ontology.metrics import P, _RankingMetric
 from evalkit_ontology.omap import _check_targets
 
@@ -35,6 +35,10 @@ def threshold_points(positive: Array, scores: Array) -> tuple[Array, Array, Arra
     return ranked, (last + 1).astype(np.float64), np.cumsum(hits)[last].astype(np.float64)
 
 
+CURVES = Field(False, description="also report each class's curve (every threshold's point), drawn in the HTML report")
+#: A class without a curve (no positive, or no negative, sample): no points.
+NO_POINTS = np.empty(0)
+
 POSITIVES_FROM = Field(
     None, gt=0, le=1, allow_inf_nan=False,
     description="reference memberships at or above this value are the positives (soft labels binarized, "
@@ -46,6 +50,7 @@ class BestFParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision")
     positives_from: float | None = POSITIVES_FROM
+    curves: bool = CURVES
 
 
 class _ThresholdMetric(_RankingMetric[P]):
@@ -79,12 +84,15 @@ class BestFScore(_ThresholdMetric[BestFParams]):
         defined = positives > 0
         beta2 = self.params.beta**2
         micro = (1 + beta2) * tp[defined].sum() / max(beta2 * positives[defined].sum() + detected[defined].sum(), 1e-15)
-        return {
+        out: dict[str, Any] = {
             "best_fscore": float(f[defined].mean()) if defined.any() else np.nan,
             "best_fscore_micro": float(micro) if defined.any() else np.nan,
             "best_fscore_per_class": PerClass(np.where(defined, f, np.nan)),
             "best_fscore_threshold": PerClass(np.where(defined, threshold, np.nan)),
         }
+        if self.params.curves:
+            out["pr_curve"] = CurvePerClass(tuple(pr_curve(positive[:, c], scores[:, c]) for c in range(targets.shape[1])))
+        return out
 
     def _best(self, positive: Array, scores: Array) -> tuple[float, float, float, float]:
         """(F, threshold, true positives, detections) at the best threshold of one class."""
@@ -103,12 +111,36 @@ class BestFScore(_ThresholdMetric[BestFParams]):
         return float(f[k]), float((ranked[at] + lower) / 2), float(tp[k]), float(detected[k])
 
 
+def pr_curve(positive: Array, scores: Array) -> Curve:
+    """Precision against recall at every threshold, "nothing detected" included (recall 0,
+    precision 1, as sed_scores_eval takes it), ordered by recall."""
+    n = float(positive.sum())
+    if not n:
+        return Curve(NO_POINTS, NO_POINTS, "recall", "precision")
+    _, detected, tp = threshold_points(positive, scores)
+    recall, precision = np.r_[0.0, tp / n], np.r_[1.0, tp / detected]
+    order = np.lexsort((precision, recall))  # by recall, then precision, as sed_scores_eval orders them
+    return Curve(recall[order], precision[order], "recall", "precision")
+
+
+def roc_points(positive: Array, scores: Array) -> tuple[Array, Array] | None:
+    """(FPR, TPR) at every threshold from "nothing detected" on; None without a positive or a
+    negative sample."""
+    n_pos = float(positive.sum())
+    n_neg = len(positive) - n_pos
+    if not n_pos or not n_neg:
+        return None
+    _, detected, tp = threshold_points(positive, scores)
+    return np.r_[0.0, (detected - tp) / n_neg], np.r_[0.0, tp / n_pos]
+
+
 class AUROCParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     positives_from: float | None = POSITIVES_FROM
     max_fpr: float | None = Field(
         None, gt=0, le=1, description="the partial area up to this false-positive rate, divided by it (none: all)",
     )
+    curves: bool = CURVES
 
 
 class AUROC(_ThresholdMetric[AUROCParams]):
@@ -122,19 +154,18 @@ class AUROC(_ThresholdMetric[AUROCParams]):
 
     def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
         positive = self.positives(targets)
-        area = np.array([self._area(positive[:, c], scores[:, c]) for c in range(targets.shape[1])])
-        return {
+        rocs = [roc_points(positive[:, c], scores[:, c]) for c in range(targets.shape[1])]
+        area = np.array([np.nan if roc is None else self._area(*roc) for roc in rocs])
+        out: dict[str, Any] = {
             "auroc": float(np.nanmean(area)) if not np.isnan(area).all() else np.nan,
             "auroc_per_class": PerClass(area),
         }
+        if self.params.curves:
+            points = [(NO_POINTS, NO_POINTS) if roc is None else roc for roc in rocs]
+            out["roc_curve"] = CurvePerClass(tuple(Curve(x, y, "false positive rate", "true positive rate") for x, y in points))
+        return out
 
-    def _area(self, positive: Array, scores: Array) -> float:
-        n_pos = float(positive.sum())
-        n_neg = len(positive) - n_pos
-        if not n_pos or not n_neg:
-            return np.nan
-        _, detected, tp = threshold_points(positive, scores)
-        tpr, fpr = np.r_[0.0, tp / n_pos], np.r_[0.0, (detected - tp) / n_neg]
+    def _area(self, fpr: Array, tpr: Array) -> float:
         limit = self.params.max_fpr
         if limit is None:
             return float(np.sum(tpr[:-1] * np.diff(fpr)))

@@ -799,14 +799,18 @@ def _curves(results: Results, colours: dict[str, str], notes: list[str]) -> list
     plots = []
     for metric, curves in groups:
         systems = list(dict.fromkeys(c.system for c in curves))
+        panels = list(dict.fromkeys((c.class_, c.sweep_value) for c in curves))
+        if len(panels) > MAX_PANELS:
+            notes.append(f"Curves of {metric}: the first {MAX_PANELS} of {len(panels)} panels are drawn.")
         first = curves[0].curve
+        per = " one panel per class," if any(c.class_ is not None for c in curves) else ""
         plots.append(Plot(
             name=_slug("curve", metric),
             kind="curve",
             title=metric,
-            caption=f"{metric}: {first.y_label} against {first.x_label}, one line per system.",
-            alt=f"Step curves of {first.y_label} against {first.x_label} for {_words(systems)}.",
-            draw=partial(_draw_curves, metric, curves, colours),
+            caption=f"{metric}: {first.y_label} against {first.x_label},{per} one line per system.",
+            alt=f"Curves of {first.y_label} against {first.x_label} for {_words(systems)}.",
+            draw=partial(_draw_curves, metric, curves, panels[:MAX_PANELS], colours),
         ))
     return plots
 
@@ -818,25 +822,27 @@ def _group_curves(curves: Iterable[CurveRow]) -> dict[str, list[CurveRow]]:
     return grouped
 
 
-def _draw_curves(metric: str, curves: list[CurveRow], colours: dict[str, str]) -> Figure:
-    steps = sorted({c.sweep_value for c in curves}, key=lambda v: (v is not None, v or 0.0))
-    ncols = min(len(steps), 3)
-    nrows = math.ceil(len(steps) / ncols)
+def _draw_curves(metric: str, curves: list[CurveRow], panels: list[tuple], colours: dict[str, str]) -> Figure:
+    ncols = min(len(panels), 3)
+    nrows = math.ceil(len(panels) / ncols)
     fig = _figure(ncols * 4.2 + 1.6, nrows * 3.2 + 0.5)
-    axes = _axes_grid(fig, len(steps), ncols)
-    palette = iter(PALETTE * 4)
-    for ax, step in zip(axes, steps):
-        for c in (c for c in curves if c.sweep_value == step):
-            colour = colours.get(c.system) or next(palette)
+    axes = _axes_grid(fig, len(panels), ncols)
+    first = curves[0].curve
+    for i, (ax, (class_, step)) in enumerate(zip(axes, panels)):
+        for c in (c for c in curves if (c.class_, c.sweep_value) == (class_, step)):
             ax.plot(c.curve.x, c.curve.y, drawstyle="steps-post" if c.curve.steps else "default",
-                    color=colour, label=visible(c.system))
-        first = curves[0].curve
-        ax.set_xlabel(first.x_label)
-        ax.set_ylabel(first.y_label)
+                    color=colours.get(c.system, PALETTE[0]), label=visible(c.system))
+        if i >= len(panels) - ncols:
+            ax.set_xlabel(first.x_label)
+        if i % ncols == 0:
+            ax.set_ylabel(first.y_label)
         ax.grid(True, axis="both")
         ax.set_ylim(-0.02, 1.02)  # rates
-        if step is not None:
-            ax.set_title(f"{step:g}")
-    fig.legend(loc="outside right upper")
+        title = _join([visible(class_) if class_ is not None else None, f"{step:g}" if step is not None else None])
+        if title:
+            ax.set_title(title)
+    handles = [Line2D([], [], color=colours.get(s, PALETTE[0]), label=visible(s))
+               for s in dict.fromkeys(c.system for c in curves)]
+    fig.legend(handles=handles, loc="outside right upper")
     fig.suptitle(metric)
     return fig
