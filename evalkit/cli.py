@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,10 +77,28 @@ ENGINE = click.option(
 )
 
 
+def _block(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """``-p no:NAME``: keep distribution NAME's plugins from loading (EVALKIT_BLOCK_PLUGINS)."""
+    names = []
+    for value in values:
+        if not value.startswith("no:") or not value[3:].strip():
+            raise click.BadParameter(f"{value!r}; write -p no:NAME to keep the distribution NAME's plugins from loading")
+        names.append(value[3:].strip())
+    if names:
+        from evalkit.plugins import default_registry
+
+        given = os.environ.get("EVALKIT_BLOCK_PLUGINS", "")
+        os.environ["EVALKIT_BLOCK_PLUGINS"] = ",".join(n for n in [given, *names] if n)
+        default_registry.cache_clear()  # built again with the block list
+    return values
+
+
 @click.group(cls=_Guarded)
 @click.version_option(__version__, prog_name="evalkit")
 @click.option("--debug", is_flag=True, envvar="EVALKIT_DEBUG",
               help="Show the traceback of an internal error (also EVALKIT_DEBUG=1).")
+@click.option("-p", "blocked", multiple=True, metavar="no:NAME", callback=_block, expose_value=False, is_eager=True,
+              help="Do not load the plugins of distribution NAME (repeatable; also EVALKIT_BLOCK_PLUGINS=NAME,...).")
 def main(debug: bool) -> None:
     """Precision, recall and F-score beyond exact matching."""
 
@@ -261,6 +280,15 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     )
 
 
+def _version(distribution: str) -> str | None:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:  # an in-process plugin, not installed
+        return None
+
+
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 def plugins(fmt: str) -> None:
@@ -273,20 +301,22 @@ def plugins(fmt: str) -> None:
     from evalkit.plugins import default_registry
 
     registry = default_registry()
+    versions = {d: _version(d) for d in dict.fromkeys(e.distribution for e in registry)}
     entries: list[dict[str, Any]] = [
         {
-            "kind": e.kind, "name": e.name, "distribution": e.distribution, "plugin": e.plugin,
-            "summary": e.summary, "params": e.params,
+            "kind": e.kind, "name": e.name, "distribution": e.distribution, "version": versions[e.distribution],
+            "plugin": e.plugin, "summary": e.summary, "params": e.params,
         }
         for e in registry
     ]
     problems = [str(f) for f in registry.failures] + registry.conflicts
     if fmt == "json":
-        listing = {"evalkit_version": __version__, "contract_version": CONTRACT_VERSION,
+        listing = {"evalkit_version": __version__, "contract_version": CONTRACT_VERSION, "distributions": versions,
                    "components": entries, "problems": problems}
         click.echo(json.dumps(listing, indent=2))
         return
     click.echo(f"evalkit {__version__}, plugin contract {CONTRACT_VERSION}")
+    click.echo("plugins from: " + ", ".join(f"{d} {v}" for d, v in versions.items()))
     console = Console()
     for kind in dict.fromkeys(e["kind"] for e in entries):
         table = RichTable(title=plural(kind), title_justify="left", box=box.SIMPLE_HEAD)

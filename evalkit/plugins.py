@@ -16,7 +16,8 @@ import functools
 import importlib.metadata
 import inspect
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 
 import pluggy
 
@@ -36,8 +37,9 @@ def make_plugin_manager(
     """A plugin manager with the installed plugins, and the plugins that failed to load.
 
     Plugins are named ``"<distribution>:<entry point>"``. ``extra`` adds in-process plugins
-    under such names (tests use it).
-    ``EVALKIT_LOAD_PLUGINS=dist1,dist2`` restricts loading to those distributions.
+    under such names (tests use it). Which third-party distributions load is chosen as llm and
+    pytest choose (:func:`selection`): ``EVALKIT_LOAD_PLUGINS=dist1,dist2`` loads only those
+    (empty: none), ``EVALKIT_BLOCK_PLUGINS=dist3`` (or ``evalkit -p no:dist3``) all but those.
     """
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
@@ -105,9 +107,44 @@ def hook_problems(plugin: object) -> list[str]:
     return problems
 
 
+def normalized(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): ``Evalkit_GPS`` is ``evalkit-gps``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _names(variable: str) -> set[str] | None:
+    """The distributions an environment variable lists (None when it is not set)."""
+    value = os.environ.get(variable)
+    if value is None:
+        return None
+    return {normalized(d.strip()) for d in value.split(",") if d.strip()}
+
+
+def selection(installed: set[str], failures: list[LoadFailure]) -> Callable[[str], bool]:
+    """Whether a distribution's plugins load. Built-ins always do. ``EVALKIT_LOAD_PLUGINS``, when
+    set, names the only third-party distributions that load (set and empty: none, as llm's
+    ``LLM_LOAD_PLUGINS``); ``EVALKIT_BLOCK_PLUGINS`` names those that do not (what
+    ``evalkit -p no:NAME`` sets, as pytest's ``-p no:``). A name that matches no installed
+    distribution is reported, since a misspelt one would otherwise change nothing without a word."""
+    load, block = _names("EVALKIT_LOAD_PLUGINS"), _names("EVALKIT_BLOCK_PLUGINS") or set()
+    for variable, names in (("EVALKIT_LOAD_PLUGINS", load or set()), ("EVALKIT_BLOCK_PLUGINS", block)):
+        for name in sorted(names - installed):
+            close = difflib.get_close_matches(name, sorted(installed - {"evalkit"}), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            failures.append(
+                LoadFailure(f"{variable} names {name!r}, which no installed distribution with evalkit plugins is{hint}")
+            )
+        if "evalkit" in names and variable == "EVALKIT_BLOCK_PLUGINS":
+            failures.append(LoadFailure("EVALKIT_BLOCK_PLUGINS names 'evalkit': the built-in plugins always load"))
+
+    def loads(dist: str) -> bool:
+        name = normalized(dist)
+        return name == "evalkit" or ((load is None or name in load) and name not in block)
+
+    return loads
+
+
 def _entry_point_plugins(failures: list[LoadFailure]) -> dict[str, object]:
-    wanted = os.environ.get("EVALKIT_LOAD_PLUGINS")
-    allowed = {d.strip() for d in wanted.split(",")} if wanted else None
     seen: set[tuple[str, str]] = set()
     plugins: dict[str, object] = {}  # what each entry point names: a module, usually
     # Built-ins first: they keep the plain names when a third party registers the same one.
@@ -115,9 +152,10 @@ def _entry_point_plugins(failures: list[LoadFailure]) -> dict[str, object]:
         importlib.metadata.entry_points(group=GROUP),
         key=lambda ep: (ep.dist is None or ep.dist.name != "evalkit", ep.value),
     )
+    loads = selection({normalized(ep.dist.name) for ep in eps if ep.dist}, failures)
     for ep in eps:
         dist = ep.dist.name if ep.dist else "unknown"
-        if (dist, ep.name) in seen or (allowed is not None and dist not in allowed | {"evalkit"}):
+        if (dist, ep.name) in seen or not loads(dist):
             continue
         seen.add((dist, ep.name))
         try:
