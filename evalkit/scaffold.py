@@ -257,6 +257,16 @@ def usage(name: str, kind: str) -> str:
     return Template(BODIES[kind][4]).substitute(name=name)
 
 
+def builtin_packages() -> set[str]:
+    """The packages evalkit's own entry points name (``evalkit_tnorms``, ...)."""
+    import importlib.metadata
+
+    return {
+        ep.value.split(":")[0].split(".")[0] for ep in importlib.metadata.entry_points(group="evalkit")
+        if ep.dist is not None and ep.dist.name == "evalkit"
+    }
+
+
 def write(name: str, kind: str, output: Path) -> Path:
     """Write the package ``evalkit-NAME`` for a component of ``kind`` under ``output``; returns
     its folder. Refuses names that evalkit could not register and existing folders."""
@@ -266,6 +276,11 @@ def write(name: str, kind: str, output: Path) -> Path:
     if kind not in BODIES:
         raise ConfigError(f"unknown kind {kind!r}; choose one of {', '.join(BODIES)}")
     dist, package = f"evalkit-{name.replace('_', '-')}", f"evalkit_{name}"
+    if package in builtin_packages():
+        raise ConfigError(
+            f"plugin name {name!r} would make the package {package}, one of evalkit's built-in plugin packages: "
+            f"installing it would replace that package; choose another name, e.g. 'my_{name}'"
+        )
     folder = output / dist
     if folder.exists():
         raise ConfigError(f"{folder} already exists; choose another name or --output folder")

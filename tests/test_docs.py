@@ -467,3 +467,20 @@ def test_site_builds_strictly_without_warnings(tmp_path):
             assert f'id="check_{kind}"' in hooks, kind
     html = "".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
     assert "<!-- evalkit:" not in html, "a marker was left unreplaced"
+
+
+def test_the_bundled_configs_are_listed_from_the_folder():
+    """docs/index.md's table is generated from configs/ (each config's first comment sentence);
+    the README's prose list names every config too."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("evalkit_docs", DOCS / "hooks" / "evalkit_docs.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    table = hook.generate("bundled-configs", {})
+    configs = sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
+    assert re.findall(r"^\| `([a-z0-9_]+\.yaml)` \| \S", table, re.MULTILINE) == configs
+    assert "<!-- evalkit:bundled-configs -->" in (DOCS / "index.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [c for c in configs if c not in readme] == []

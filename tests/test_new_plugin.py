@@ -51,6 +51,11 @@ def test_each_kind_is_written_and_passes_the_author_kit(tmp_path, kind):
             ["minimum", "--kind", "tnorm"],
             "a tnorm called 'minimum' is registered already (see `evalkit plugins`); choose another name",
         ),
+        (
+            ["segments", "--kind", "similarity"],
+            "plugin name 'segments' would make the package evalkit_segments, one of evalkit's built-in plugin "
+            "packages: installing it would replace that package; choose another name, e.g. 'my_segments'",
+        ),
     ],
 )
 def test_bad_names_are_refused(tmp_path, args, problem):

@@ -11,6 +11,7 @@ the page still reads cleanly on GitHub, without the section)::
     <!-- evalkit:protocols -->      the component protocols of evalkit/protocols.py
     <!-- evalkit:optional-members -->  the optional members of each kind (protocols.OPTIONAL)
     <!-- evalkit:author-kit -->     the check_<kind> functions of evalkit.testing
+    <!-- evalkit:bundled-configs --> every config in configs/, with the first sentence of its comment
     <!-- evalkit:results config=NAME rows=FIELD,... columns=FIELD where=FIELD:VALUE,FIELD!VALUE -->
                                     a pivot of the result rows of the YAML config named NAME on
                                     the same page, run at build time from configs/
@@ -101,6 +102,7 @@ def generate(name: str, args: dict[str, str], page_markdown: str = "") -> str:
         "protocols": protocols,
         "optional-members": optional_members,
         "author-kit": author_kit,
+        "bundled-configs": bundled_configs,
         "results": lambda: results(page_markdown, **args),
     }
     if name not in generators:
@@ -563,6 +565,24 @@ def cli() -> str:
             "",
         ]
     return "\n".join(out)
+
+
+def bundled_configs() -> str:
+    """A table of configs/*.yaml, each described by the first sentence of its leading comment,
+    so that the list cannot drift from the folder."""
+    rows = ["| config | what it shows |", "|---|---|"]
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        comment = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("#"):
+                break
+            comment.append(line.lstrip("#").strip())
+        text = " ".join(comment)
+        if not text:
+            raise ValueError(f"{path.name} has no leading comment to describe it")
+        sentence = re.split(r"(?<!eq\.)(?<!al\.)(?<=\.)\s+", text, maxsplit=1)[0]  # not after "eq." or "et al."
+        rows.append(f"| `{path.name}` | {inline(sentence, table=True)} |")
+    return "\n".join(rows)
 
 
 def python_api() -> str:
