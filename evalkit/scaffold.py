@@ -39,6 +39,11 @@ $name = "$package"
 
 [tool.setuptools]
 packages = ["$package"]
+
+# Its own pytest settings: run from anywhere (next to an evalkit checkout too), the tests are
+# this package's, with this folder as their root.
+[tool.pytest.ini_options]
+testpaths = ["tests"]
 ''')
 
 README = Template('''\

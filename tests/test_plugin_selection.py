@@ -100,6 +100,7 @@ def test_a_name_no_distribution_has_is_reported_with_the_closest(site, monkeypat
 
 
 def test_the_cli_blocks_with_p_no_and_lists_versions(site, monkeypatch):
+    monkeypatch.setenv("EVALKIT_LOAD_PLUGINS", "evalkit-extra,evalkit-other")  # whatever else is installed
     monkeypatch.setenv("EVALKIT_BLOCK_PLUGINS", "")  # restored after the test: -p writes it
     default_registry.cache_clear()
     listed = json.loads(CliRunner().invoke(main, ["plugins", "--format", "json"]).output)

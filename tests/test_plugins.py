@@ -58,8 +58,14 @@ def test_entry_points_list_every_builtin_package(root: Path):
     assert set(table.values()) == packages
 
 
-def test_builtins_come_from_the_evalkit_distribution():
-    registry = default_registry()
+def test_builtins_come_from_the_evalkit_distribution(monkeypatch):
+    """With no third-party plugin loaded (whatever else is installed), every component is
+    evalkit's own and every kind has one."""
+    from evalkit.plugins import build_registry, make_plugin_manager
+
+    monkeypatch.setenv("EVALKIT_LOAD_PLUGINS", "")
+    monkeypatch.delenv("EVALKIT_BLOCK_PLUGINS", raising=False)
+    registry = build_registry(*make_plugin_manager())
     assert registry.failures == [] and registry.conflicts == []
     assert {e.distribution for e in registry} == {"evalkit"}
     for kind, (_, hook) in KINDS.items():

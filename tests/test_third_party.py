@@ -23,8 +23,14 @@ ROOT = Path(__file__).resolve().parent.parent
 GPS = ROOT / "docs" / "examples" / "evalkit-gps"
 
 
+#: The distributions these tests install: only they load in the environment, whatever other
+#: plugins the machine running the tests has (an editable one would be seen but not importable).
+OWN = "evalkit-gps,evalkit-fresh-overlap,evalkit-broken"
+
+
 def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "EVALKIT_BLOCK_PLUGINS")}
+    env["EVALKIT_LOAD_PLUGINS"] = OWN
     done = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd, env=env)
     assert done.returncode == 0, f"{' '.join(map(str, args))}\n{done.stdout}\n{done.stderr}"
     return done
