@@ -65,4 +65,5 @@ class Collar(BaseComponent[CollarParams]):
         beyond = distance - collar
         if self.params.ramp == 0:
             return (beyond <= 0).astype(np.float64)
-        return np.clip(1 - beyond / self.params.ramp, 0.0, 1.0)
+        with np.errstate(over="ignore"):  # a ramp of a few ulps overflows to -inf: no credit, as meant
+            return np.clip(1 - beyond / self.params.ramp, 0.0, 1.0)
