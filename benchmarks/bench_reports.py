@@ -1,0 +1,57 @@
+"""Benchmark: what writing the reports costs against scoring, for the bundled configs.
+
+Run as a script, not a test::
+
+    python benchmarks/bench_reports.py [--configs quickstart tnorms] [--repeat 3]
+
+For each config (run from configs/, in this process, after a warm-up run that pays the imports
+and matplotlib's font cache), the best of ``repeat`` times of: scoring (``evalkit.run`` without
+reports) and writing every report its ``report:`` section asks for, into a temporary folder
+(``write_plan_reports`` on the same results). Issue 16's targets: quickstart's report writing
+under 1 s, and tnorms' whole run (scoring and reports) under 4 s, on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from evalkit import api
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def best(repeat: int, fn) -> tuple[float, object]:
+    fn()  # warm-up
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", nargs="+", default=["quickstart", "tnorms"])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    os.chdir(CONFIGS)
+    for name in args.configs:
+        with tempfile.TemporaryDirectory() as folder:
+            checked = api.plan(f"{name}.yaml", writes=True)
+            assert checked.report is not None, f"{name}.yaml writes no reports"
+            checked.report = replace(checked.report, out=Path(folder) / name)
+            scoring, results = best(args.repeat, lambda checked=checked: api.results_of(checked))
+            writing, _ = best(args.repeat, lambda checked=checked, results=results: api.write_plan_reports(checked, results))
+        formats = ", ".join(checked.report.writers)
+        print(f"{name:<12} scoring {scoring:6.2f} s   reports ({formats}) {writing:6.2f} s   "
+              f"whole run {scoring + writing:6.2f} s")
+
+
+if __name__ == "__main__":
+    main()
