@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from timing import best_time
 
 import evalkit
 
@@ -65,16 +65,6 @@ def make(root: Path, files: int, classes: int, frames: int) -> None:
     (root / "durations.tsv").write_text("\n".join(durations) + "\n")
 
 
-def best_of(repeat: int, fn):
-    fn()  # warm-up: imports, plugins, file cache
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2_000)
@@ -103,8 +93,8 @@ def main() -> None:
                     return float(intersection_based.psds(
                         str(root / "scores"), str(root / "reference.tsv"), durations, **settings)[0])
 
-            t_ours, value = best_of(args.repeat, ours)
-            t_peer, expected = best_of(args.repeat, peer)
+            t_ours, value = best_time(ours, (), args.repeat)
+            t_peer, expected = best_time(peer, (), args.repeat)
             assert abs(value - expected) < 1e-12, (value, expected)
             print(f"{scenario}: PSDS {value:.4f}   evalkit {t_ours:6.2f} s   sed_scores_eval {t_peer:6.2f} s   "
                   f"({t_peer / t_ours:.1f}x evalkit's time)")

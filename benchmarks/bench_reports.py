@@ -16,23 +16,14 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
+
+from timing import best_time
 
 from evalkit import api
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-
-
-def best(repeat: int, fn) -> tuple[float, object]:
-    fn()  # warm-up
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main() -> None:
@@ -46,8 +37,8 @@ def main() -> None:
             checked = api.plan(f"{name}.yaml", writes=True)
             assert checked.report is not None, f"{name}.yaml writes no reports"
             checked.report = replace(checked.report, out=Path(folder) / name)
-            scoring, results = best(args.repeat, lambda checked=checked: api.results_of(checked))
-            writing, _ = best(args.repeat, lambda checked=checked, results=results: api.write_plan_reports(checked, results))
+            scoring, results = best_time(api.results_of, (checked,), args.repeat)
+            writing, _ = best_time(api.write_plan_reports, (checked, results), args.repeat)
         formats = ", ".join(checked.report.writers)
         print(f"{name:<12} scoring {scoring:6.2f} s   reports ({formats}) {writing:6.2f} s   "
               f"whole run {scoring + writing:6.2f} s")

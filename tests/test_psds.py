@@ -244,3 +244,19 @@ def test_bootstrap_intervals_and_paired_tests_resample_files(tmp_path):
     assert row.ci_low < row.value < row.ci_high
     (comparison,) = [c for c in results.comparisons if c.metric == "psds"]
     assert comparison.difference == 0 and comparison.p_value == 1
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("file\tseconds\nclip000.wav\t10\n", r"durations.tsv:1: columns file, seconds; a durations table has the columns "
+     "filename and duration"),
+    ("filename\tduration\nclip000.wav\t-1\n", r"durations.tsv:2: duration '-1' of 'clip000.wav' is not a positive "
+     "number of seconds"),
+    ("filename\tduration\nclip000.wav\tlong\n", r"durations.tsv:2: duration 'long' of 'clip000.wav' is not a positive number"),
+    ("filename\tduration\nclip000.wav\t10\nclip000.wav\t9\n", r"durations.tsv:3: 'clip000.wav' is listed twice"),
+    ("filename\tduration\nclip000.wav\t10\t3\n", r"durations.tsv is not a table of filename and duration"),
+])
+def test_a_bad_durations_table_is_named_with_its_line(tmp_path, text, message):
+    root = make(tmp_path, 16, files=3)
+    (root / "durations.tsv").write_text(text)
+    with pytest.raises(DataError, match=message):  # when the plan is made: `evalkit validate` says it too
+        ours(root, durations=str(root / "durations.tsv"), **SETTINGS[0])

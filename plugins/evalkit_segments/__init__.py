@@ -8,8 +8,7 @@ length and an intersection by the shared length.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,7 +27,7 @@ from evalkit.plugin import (
 )
 from evalkit_segments.collar import Collar
 from evalkit_segments.event_based import EventBased
-from evalkit_segments.intervals import THRESHOLD, cell_intervals, intervals
+from evalkit_segments.intervals import THRESHOLD, IntervalSimilarity, cell_intervals
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 from evalkit_segments.parquet_events import ParquetEventList
 from evalkit_segments.psds import PSDS
@@ -223,20 +222,12 @@ class SegmentOverlapParams(BaseModel):
     )
 
 
-class SegmentOverlap(BaseComponent[SegmentOverlapParams]):
+class SegmentOverlap(IntervalSimilarity[SegmentOverlapParams]):
     """Shared length of two segments over the longer one's length (or over their union: iou)."""
 
     name = "segment_overlap"
     symmetric = True
     Params = SegmentOverlapParams
-
-    def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
-        a, b = intervals(xs, "segment_overlap: "), intervals(ys, "segment_overlap: ")
-        return self._similarity(a[:, None, 0], a[:, None, 1], b[None, :, 0], b[None, :, 1])
-
-    def pairs(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
-        a, b = intervals(xs, "segment_overlap: "), intervals(ys, "segment_overlap: ")
-        return self._similarity(a[:, 0], a[:, 1], b[:, 0], b[:, 1])
 
     def _similarity(self, on_a: Array, off_a: Array, on_b: Array, off_b: Array) -> Array:
         shared = np.maximum(np.minimum(off_a, off_b) - np.maximum(on_a, on_b), 0)

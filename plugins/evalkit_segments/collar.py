@@ -12,14 +12,11 @@ the similarity symmetric (sed_eval takes the reference event's).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import Array, BaseComponent
-from evalkit_segments.intervals import intervals
+from evalkit.plugin import Array
+from evalkit_segments.intervals import IntervalSimilarity
 
 
 class CollarParams(BaseModel):
@@ -36,20 +33,12 @@ class CollarParams(BaseModel):
     )
 
 
-class Collar(BaseComponent[CollarParams]):
+class Collar(IntervalSimilarity[CollarParams]):
     """Onset and offset collars as a similarity of two events (``(onset, offset)`` items)."""
 
     name = "collar"
     symmetric = True
     Params = CollarParams
-
-    def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
-        a, b = intervals(xs, "collar: "), intervals(ys, "collar: ")
-        return self._similarity(a[:, None, 0], a[:, None, 1], b[None, :, 0], b[None, :, 1])
-
-    def pairs(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
-        a, b = intervals(xs, "collar: "), intervals(ys, "collar: ")
-        return self._similarity(a[:, 0], a[:, 1], b[:, 0], b[:, 1])
 
     def _similarity(self, on_a: Array, off_a: Array, on_b: Array, off_b: Array) -> Array:
         p = self.params

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from evalkit.plugin import DataError, Intervals, ItemSets, ScoreSeries
+from evalkit.plugin import Array, BaseComponent, DataError, Intervals, ItemSets, ScoreSeries
+
+P = TypeVar("P", bound=BaseModel)
 
 #: The parameter of a representation that reads score series: the decision threshold.
 THRESHOLD = Field(
@@ -53,3 +55,22 @@ def cell_intervals(data: ItemSets, threshold: float | None = None) -> tuple[np.n
     values = intervals(list(chain.from_iterable(cells)), f"{data.source}: ")
     cell = np.repeat(np.arange(len(cells)), np.fromiter(map(len, cells), dtype=np.intp, count=len(cells)))
     return cell, values[:, 0], values[:, 1]
+
+
+class IntervalSimilarity(BaseComponent[P]):
+    """A similarity of two intervals from their four times: ``matrix`` and ``pairs`` check the
+    ``(onset, offset)`` items and hand the times, broadcast, to ``_similarity``."""
+
+    name: ClassVar[str]
+
+    def matrix(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
+        a, b = intervals(xs, f"{self.name}: "), intervals(ys, f"{self.name}: ")
+        return self._similarity(a[:, None, 0], a[:, None, 1], b[None, :, 0], b[None, :, 1])
+
+    def pairs(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
+        a, b = intervals(xs, f"{self.name}: "), intervals(ys, f"{self.name}: ")
+        return self._similarity(a[:, 0], a[:, 1], b[:, 0], b[:, 1])
+
+    def _similarity(self, on_a: Array, off_a: Array, on_b: Array, off_b: Array) -> Array:
+        raise NotImplementedError
+

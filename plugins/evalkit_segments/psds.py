@@ -28,6 +28,7 @@ detection meeting a criterion exactly is not lost to floating-point error.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -337,7 +338,13 @@ def read_durations(path: Any) -> tuple[dict[str, float], str]:
             header = handle.readline()
     except OSError as exc:
         raise DataError(f"psds durations: cannot read {path} ({exc.strerror or exc})") from None
-    table = pd.read_csv(path, sep="\t" if "\t" in header else ",", dtype={"filename": str}, encoding="utf-8-sig")
+    try:
+        with warnings.catch_warnings():  # a row of more fields than the header: an error, not a dropped field
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            table = pd.read_csv(path, sep="\t" if "\t" in header else ",", dtype=str, keep_default_na=False,
+                                index_col=False, encoding="utf-8-sig")
+    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
+        raise DataError(f"psds durations: {path} is not a table of filename and duration ({exc})") from None
     table.columns = [str(c).strip().lower() for c in table.columns]
     if not {"filename", "duration"} <= set(table.columns):
         raise DataError(f"{path}:1: columns {', '.join(table.columns)}; a durations table has the columns filename and duration")
@@ -346,7 +353,7 @@ def read_durations(path: Any) -> tuple[dict[str, float], str]:
     if bad.size:
         k = bad[0]
         raise DataError(
-            f"{path}:{k + 2}: duration {table['duration'].iloc[k]!r} of {table['filename'].iloc[k]!r} "
+            f"{path}:{k + 2}: duration {table['duration'].iloc[k].strip()!r} of {table['filename'].iloc[k].strip()!r} "
             "is not a positive number of seconds"
         )
     names = table["filename"].str.strip()
