@@ -278,12 +278,11 @@ def _agreement(results: Results) -> str:
 def _figures(results: Results) -> tuple[str, list[str]]:
     if not results.rows and not results.agreement:
         return "", []
-    from evalkit_reports.plots import DISPLAY_DPI, DPI, gallery, image
+    from evalkit_reports.plots import DISPLAY_DPI, DPI, gallery, images
 
     found = gallery(results)
     parts = []
-    for n, plot in enumerate(found.plots, start=1):
-        png = image(plot, "png")
+    for n, (plot, png) in enumerate(zip(found.plots, images(found.plots, "png")), start=1):
         width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
         width, height = round(width * DISPLAY_DPI / DPI), round(height * DISPLAY_DPI / DPI)
         data = base64.b64encode(png).decode("ascii")

@@ -30,8 +30,12 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import multiprocessing
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -45,6 +49,7 @@ from matplotlib import style as mpl_style
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.image import imsave
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
@@ -64,6 +69,8 @@ MAX_PANELS = 16
 MAX_LINES = 10
 MAX_MEASURES = 30
 MAX_WIDTH = 9.6  # inches: 960 px on the page
+#: From this many figures on, they are drawn in worker processes (:func:`images`).
+POOL_FIGURES = 3
 
 #: Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
@@ -176,28 +183,64 @@ def style() -> Iterator[None]:
 
 
 def image(plot: Plot, fmt: str) -> bytes:
-    """``plot`` drawn and saved as ``fmt`` ("png" or "svg"), reproducibly; the figure is cleared
-    after saving."""
+    """``plot`` drawn once and saved as ``fmt`` ("png" or "svg"), reproducibly; the figure is
+    cleared after saving.
+
+    A PNG is the Agg canvas' buffer after one draw (which runs the constrained layout once),
+    encoded as ``savefig`` would: ``savefig`` on a figure with a layout engine first makes a dry
+    run of the whole draw to place the layout, which doubled the cost of every figure."""
     if fmt not in METADATA:
         raise ValueError(f"figures are written as png or svg, not {fmt!r}")
     buffer = io.BytesIO()
     with style():
         fig = plot.draw()
         try:
-            fig.savefig(buffer, format=fmt, dpi=DPI, metadata=METADATA[fmt])
+            if fmt == "png":
+                fig.set_dpi(DPI)
+                fig.canvas.draw()
+                imsave(buffer, fig.canvas.buffer_rgba(), format="png", origin="upper", dpi=DPI,
+                       metadata=METADATA["png"])
+            else:
+                fig.savefig(buffer, format=fmt, dpi=DPI, metadata=METADATA[fmt])
         finally:
             fig.clear()
     return buffer.getvalue()
 
 
+def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
+    """Every plot as ``fmt`` (:func:`image`), in order: drawn by forked worker processes, one per
+    core, when there are at least :data:`POOL_FIGURES` of them; otherwise here.
+
+    Worker processes pay where figures are many: each figure costs 0.1–1 s of pure-Python
+    matplotlib work, a forked worker about 20 ms (docs/benchmarks.md). Forking shares the plots
+    with the workers without pickling them (they hold closures). Where fork is unsafe or absent
+    (macOS, Windows) the figures are drawn here. The bytes are the same either way."""
+    workers = min(len(plots), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    if len(plots) < POOL_FIGURES or workers < 2 or not sys.platform.startswith("linux"):
+        return [image(plot, fmt) for plot in plots]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_receive, initargs=(plots,)) as pool:
+        return list(pool.map(partial(_image_at, fmt=fmt), range(len(plots))))
+
+
+_received: Sequence[Plot] = ()  # a worker's plots, inherited through fork
+
+
+def _receive(plots: Sequence[Plot]) -> None:
+    global _received
+    _received = plots
+
+
+def _image_at(index: int, fmt: str) -> bytes:
+    return image(_received[index], fmt)
+
+
 def write_images(results: Results, out: Path, fmt: str) -> list[Path]:
     """One file per figure, ``{out}-{name}.{fmt}``; returns the paths written."""
     out = Path(out)
-    written = []
-    for plot in gallery(results).plots:
-        path = out.with_name(f"{out.name}-{plot.name}.{fmt}")
-        written.append(atomic_write(path, image(plot, fmt)))
-    return written
+    found = gallery(results).plots
+    paths = [out.with_name(f"{out.name}-{plot.name}.{fmt}") for plot in found]
+    return [atomic_write(path, data) for path, data in zip(paths, images(found, fmt))]
 
 
 def system_colours(rows: Iterable[Row]) -> dict[str, str]:
