@@ -82,6 +82,11 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "agreement orients it against the others",
         ),
         OptionalMember(
+            "glossary", {}, "a data metric's one-line explanation of each result it reports under a "
+            "name of its own (`{\"omap_lambda0\": \"OmAP at λ = 0: ...\"}`), for the glossary under "
+            "tables and in reports; without it, such a result is explained by the metric's summary",
+        ),
+        OptionalMember(
             "reads_cells", False, "a set metric's `ratio` also takes `cells`, the number of (sample, "
             "class) cells summed (sample-weighted), as a fourth argument: a rate per cell, such as "
             "the Hamming loss",

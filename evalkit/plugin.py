@@ -19,6 +19,7 @@ from evalkit.cells import Cells, cross_blocks, pair_similarities
 from evalkit.contracts import who
 from evalkit.data import LabelMatrix, rows_from
 from evalkit.errors import ConfigError, DataError, EvalkitError, PluginContractError, PluginError
+from evalkit.glossary import glossary
 from evalkit.hookspecs import CONTRACT_VERSION, hookimpl
 from evalkit.items import DEFAULT_CLASS, Intervals, ItemSets
 from evalkit.loading import (
@@ -124,6 +125,7 @@ __all__ = [
     "cross_blocks",
     "csv_rows",
     "divide",
+    "glossary",
     "hookimpl",
     "level_differences",
     "markdown",

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalkit.contracts import calling, guard
 from evalkit.errors import ConfigError, PluginContractError, PluginLoadError, UnknownComponentError
-from evalkit.protocols import KINDS, OPTIONAL, DataMetric, SetMetric
+from evalkit.protocols import KINDS, OPTIONAL, DataMetric, SetMetric, optional
 
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 
@@ -38,8 +38,8 @@ class Entry:
 
     @property
     def summary(self) -> str:
-        doc = (self.cls.__doc__ or "").strip()
-        return doc.splitlines()[0] if doc else ""
+        """The first sentence of the docstring, as plain text (``code`` and :role:`x` marks dropped)."""
+        return summary_of(self.cls.__doc__ or "")
 
     def who(self, label: str | None = None) -> str:
         """How messages name this component: ``tnorm 'hamacher(p=0.5)' (from dist, plugin p)``."""
@@ -50,6 +50,18 @@ class Entry:
     def params(self) -> dict[str, Any]:
         """The JSON schema properties of the component's parameters."""
         return self.cls.Params.model_json_schema().get("properties", {})
+
+
+#: Where a sentence ends: a full stop before a capital (``eq. 3`` and ``et al.,`` go on).
+_SENTENCE_END = re.compile(r"(?<=\.)\s+(?=[A-Z])")
+_ROLE = re.compile(r":[a-z]+:`~?(?:[^`<]*<)?([^`>]+)>?`")
+
+
+def summary_of(doc: str) -> str:
+    """A docstring's first sentence on one line, without reStructuredText marks."""
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    plain = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1], paragraph).replace("``", "")
+    return _SENTENCE_END.split(plain, maxsplit=1)[0]
 
 
 class LoadFailure(PluginLoadError):
@@ -197,6 +209,9 @@ def _check_component(kind: str, cls: type, name: Any, where: str) -> str:
             f"{where}: missing {', '.join(fewest)} required by the "
             f"{' or '.join(p.__name__ for p in protocols)} protocol (see evalkit.protocols)"
         )
+    lines = optional(cls, "glossary")
+    if not (isinstance(lines, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in lines.items())):
+        raise PluginContractError(f"{where}: `glossary` must map result names to one-line explanations (str to str)")
     # A misspelt optional member (`symetric = True`, a method `pair`) would be silently ignored.
     known = set().union(*map(_members, protocols)) | {m.name for m in OPTIONAL[kind]} | {"params"}
     for attribute in sorted(a for a in set(dir(cls)) - known if not a.startswith("_")):

@@ -88,6 +88,7 @@ class MeanAveragePrecision(_RankingMetric[MAPParams]):
 
     name = "map"
     Params = MAPParams
+    glossary = {"map_per_class": "Each class's average precision (its ranking of the clips)."}
 
     def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
         ap = average_precision(targets, scores, classes=self.classes or None, weights=weights)
@@ -129,6 +130,11 @@ class BinnedMAP(BaseComponent[BinnedMAPParams]):
 
     name = "map_binned"
     Params = BinnedMAPParams
+    glossary = {
+        "map_binned_lower": "The least the exact mAP can be, given only the scores' bins.",
+        "map_binned_upper": "The most the exact mAP can be, given only the scores' bins.",
+        "map_binned_per_class": "Each class's AP from its score histogram.",
+    }
     weighted = True
     classes: tuple[str, ...] = ()
 
@@ -209,6 +215,15 @@ class OntologyMAP(_RankingMetric[OMAPParams]):
 
     name = "omap"
     Params = OMAPParams
+    glossary = {
+        "omap": "OmAP: AP with false positives weighted by their ontology distance to the clip's labels, "
+                "averaged over the coarse levels λ = 0 … D_max (Liu et al. 2023, eq. 3–6).",
+        "omap_lambda0": "OmAP at level λ = 0 alone: every false positive weighted by its distance to the "
+                        "clip's nearest label (already distance-weighted, so not plain mAP).",
+        "omap_per_level": "OmAP at each coarse level λ: classes within λ hops of a label count as right; "
+                          "at the coarsest level every class with a positive has AP 1.",
+        "omap_per_class": "Each class's ontology-weighted AP, averaged over the levels.",
+    }
 
     def __init__(self, params: OMAPParams) -> None:
         super().__init__(params)

@@ -74,6 +74,13 @@ class BestFScore(_ThresholdMetric[BestFParams]):
 
     name = "best_fscore"
     Params = BestFParams
+    glossary = {
+        "best_fscore": "Each class's F at its own best decision threshold, averaged over classes "
+                       "(an optimistic bound: the thresholds are chosen on the data scored).",
+        "best_fscore_micro": "The micro F with every class at its own best threshold.",
+        "best_fscore_per_class": "Each class's best F over decision thresholds.",
+        "best_fscore_threshold": "The decision threshold at which each class's F is best.",
+    }
     weighted = False
 
     def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:
@@ -150,6 +157,10 @@ class AUROC(_ThresholdMetric[AUROCParams]):
 
     name = "auroc"
     Params = AUROCParams
+    glossary = {
+        "auroc": "The area under the ROC curve, averaged over classes: 0.5 is chance, 1 a perfect ranking.",
+        "auroc_per_class": "Each class's area under its ROC curve (0.5 is chance).",
+    }
     weighted = False
 
     def score(self, targets: Array, scores: Array, weights: Array | None) -> dict[str, Any]:

@@ -106,6 +106,13 @@ class PSDS(BaseComponent[PSDSParams]):
 
     name = "psds"
     Params = PSDSParams
+    glossary = {
+        "psds": "Polyphonic Sound Detection Score: the area under the PSD-ROC (TPR against effective false "
+                "positives per unit of time; the classes' mean less α_st times their spread) up to max_efpr, "
+                "divided by max_efpr.",
+        "psds_per_class": "Each class's area under its own ROC (TPR against effective false positives per "
+                          "unit of time) up to max_efpr, divided by max_efpr.",
+    }
     data = "items"
     classes: tuple[str, ...] = ()
 
