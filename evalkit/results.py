@@ -230,6 +230,7 @@ class Results:
     provenance: dict[str, Any] = field(default_factory=dict)
     reports: list[str] = field(default_factory=list)  # the report files written (not a result)
     curves: list[CurveRow] = field(default_factory=list)
+    lower_is_better: list[str] = field(default_factory=list)  # metrics that improve as they fall (a loss)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -240,6 +241,7 @@ class Results:
             "comparisons": [c.as_dict() for c in self.comparisons],
             "agreement": [a.as_dict() for a in self.agreement],
             "curves": [c.as_dict() for c in self.curves],
+            "lower_is_better": self.lower_is_better,
             "notes": self.notes,
             "config": self.config,
             "provenance": self.provenance,
@@ -501,7 +503,10 @@ def _document(document: Any, where: str) -> Results:
     if not isinstance(name, str) or not isinstance(config, dict) or not isinstance(provenance, dict):
         raise DataError(f"{where}: `name` is not text, or `config` or `provenance` not an object")
     curves = [_curve_row(c, f"{where}: curves[{i}]") for i, c in enumerate(records("curves"))]
-    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves)
+    lower = records("lower_is_better")
+    if not all(isinstance(m, str) for m in lower):
+        raise DataError(f"{where}: `lower_is_better` holds something other than metric names")
+    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower)
 
 
 def _interval_optional(record: Any) -> Any:
