@@ -76,8 +76,8 @@ def rich() -> Results:
     ]
     measures = [Measure("set", "f1", "fuzzy", None, "minimum", "micro"), Measure("set", "f1", "fuzzy", None, "product", "micro"),
                 Measure("set", "f1", "crisp", averaging="micro"), Measure("data", "kld")]
-    taus = iter([1.0, 0.3333, 1.0, 0.3333, -0.3333, 1.0])
-    agreement = [Agreement(a, b, next(taus), 0.33, 3) for i, a in enumerate(measures) for b in measures[i + 1:]]
+    taus = iter([1.0, 0.3333, 1.0, 0.3333, -0.3333, 1.0])  # over 5 systems, enough for τ to say something
+    agreement = [Agreement(a, b, next(taus), 0.33, 5) for i, a in enumerate(measures) for b in measures[i + 1:]]
     data_dir = ROOT / "configs" / "data" / "quickstart"
     data = [
         {"role": "reference" if name == "reference" else "prediction", "system": None if name == "reference" else name,
