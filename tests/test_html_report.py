@@ -246,7 +246,7 @@ def test_big_grids_are_capped_and_say_so(monkeypatch):
     # a τ matrix of many "a · b · c" measures compares like with like: every T-norm at one averaging and metric
     measures = [Measure("set", m, "fuzzy", tnorm=f"t{i}", averaging=a) for i in range(12)
                 for a in ("micro", "macro", "weighted", "samples") for m in ("precision", "recall", "f1")]
-    agreement = [Agreement(a, b, 0.5, 0.1, 3) for i, a in enumerate(measures) for b in measures[i + 1:]]
+    agreement = [Agreement(a, b, 0.5, 0.1, 6) for i, a in enumerate(measures) for b in measures[i + 1:]]
     found = plots.gallery(Results([], "tnorms", agreement=agreement))
     assert found.notes == ["Kendall τ matrix: 12 of 144 measures are drawn (those with micro · precision); "
                            "the agreement table holds every pair."]
