@@ -262,6 +262,7 @@ def test_figures_are_freed_after_rendering(monkeypatch):
         return fig
 
     monkeypatch.setattr(plots, "_figure", tracked)
+    monkeypatch.setattr(plots, "POOL_FIGURES", sys.maxsize)  # drawn in this process, where they can be tracked
     render_html(run("taggers"))
     gc.collect()
     assert made and all(ref() is None for ref in made)

@@ -77,7 +77,7 @@ MAX_MEASURES = 30
 MAX_CLASSES = 40
 MAX_WIDTH = 9.6  # inches: 960 px on the page
 #: From this many figures on, they are drawn in worker processes (:func:`images`).
-POOL_FIGURES = 3
+POOL_FIGURES = 2
 
 #: Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
@@ -223,10 +223,11 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
     """Every plot as ``fmt`` (:func:`image`), in order: drawn by forked worker processes, one per
     core, when there are at least :data:`POOL_FIGURES` of them; otherwise here.
 
-    Worker processes pay where figures are many: each figure costs 0.1–1 s of pure-Python
-    matplotlib work, a forked worker about 20 ms (docs/benchmarks.md). Forking shares the plots
-    with the workers without pickling them (they hold closures). Where fork is unsafe or absent
-    (macOS, Windows) the figures are drawn here. The bytes are the same either way."""
+    Measured on 2 cores: a pool of two forked workers costs about 40 ms to start and stop, a
+    figure 0.1–1 s of pure-Python matplotlib work, so two figures already pay (taggers' two:
+    0.28–0.37 s against 0.42–0.53 s here; docs/benchmarks.md). Forking shares the plots with the
+    workers without pickling them (they hold closures). Where fork is unsafe or absent (macOS,
+    Windows) the figures are drawn here. The bytes are the same either way."""
     workers = min(len(plots), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
     if len(plots) < POOL_FIGURES or workers < 2 or not sys.platform.startswith("linux"):
         return [image(plot, fmt) for plot in plots]
