@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import io
 import json
+import os
+import pty
 import re
+import struct
+import subprocess
+import sys
+import termios
 from collections import Counter
 from pathlib import Path
 
@@ -182,3 +189,25 @@ def test_any_table_fits_any_width_it_can_and_keeps_its_numbers(table, width):
     assert all(out.count(n) >= count for n, count in kept.items())
     cells = {cell for b in fitted.blocks for cell in [b.table.title, *b.table.header, *(c for row in b.table.rows for c in row)]}
     assert all(any(short in cell for cell in cells) for short in fitted.legend)
+
+
+def test_in_a_real_terminal_the_width_is_the_terminals():
+    """A pseudo-terminal 72 columns wide, no COLUMNS: the tables fold to it."""
+    main_fd, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 72, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    command = [sys.executable, "-m", "evalkit", "run", str(ROOT / "configs" / "events.yaml"), "--no-report", "-q"]
+    process = subprocess.Popen(command, stdin=terminal, stdout=terminal, stderr=subprocess.DEVNULL, env=env)
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # the terminal closed: the run has ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert process.wait() == 0
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8").replace("\r", ""))
+    assert "0.7619" in text and longest(text) <= 72
