@@ -109,8 +109,8 @@ def main(debug: bool) -> None:
               help="Write none of the report files the config asks for (its `report:` section is still "
                    "checked); only print the results, e.g. `--format json > run.json`.")
 @click.option("--width", type=click.IntRange(min=0), metavar="N",
-              help="Fold the tables to lines of at most N characters (0: never fold). Default: the "
-                   "terminal's width, or COLUMNS; piped output is not folded unless COLUMNS is set.")
+              help="Fold the tables to lines of at most N characters (0: never fold). Default: COLUMNS, "
+                   "else the terminal's width; output into a file or a pipe is not folded.")
 @ENGINE
 def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None, engine: str | None) -> None:
     """Run CONFIG (YAML), print the results side by side and write the reports it asks for."""

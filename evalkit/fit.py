@@ -19,6 +19,7 @@ and the table one more.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -120,7 +121,9 @@ def column_widths(table: Table) -> list[int]:
     return [max(_text_width(cell) for cell in column) for column in zip(table.header, *table.rows)]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _text_width(text: str) -> int:
+    """The widest line of a cell (cached: every layout tried measures the same cells)."""
     return max(cell_len(line) for line in text.split("\n"))
 
 
@@ -239,7 +242,7 @@ def _wrap_widths(table: Table, width: int) -> list[int | None]:
         return len(cells[i]) - bisect.bisect_right(cells[i], w) + HEADER_WEIGHT * (heads[i] > w)
 
     labels = widths[:n]
-    for _ in range(table_width(table) - width):
+    for _ in range(sum(w + 3 for w in widths) + 1 - width):
         narrowable = [i for i in range(n) if labels[i] > WRAP_FLOOR]
         if not narrowable:
             break
