@@ -442,6 +442,7 @@ def test_python_examples_give_the_output_shown(page, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_site_builds_strictly_without_warnings(tmp_path):
     site = tmp_path / "site"
     done = subprocess.run(

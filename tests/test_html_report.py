@@ -277,6 +277,7 @@ def test_two_renders_are_identical_but_for_the_timestamp(which: str):
     assert CREATED.sub("", first) == CREATED.sub("", second)
 
 
+@pytest.mark.slow
 def test_a_render_in_another_process_is_identical_but_for_the_timestamp(tmp_path: Path):
     """Nothing depends on string hashing or process state (PYTHONHASHSEED differs)."""
     out = tmp_path / "taggers.html"
