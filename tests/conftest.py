@@ -1,3 +1,6 @@
+"""Shared by the tests: the checkout's root, and the quick default run that leaves out the tests
+marked slow unless EVALKIT_TESTS=all (tests/run_depth.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SLOW_LEFT_OUT = pytest.StashKey[int]()
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m: count only the slow tests that would have run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if ALL:
         return
