@@ -371,8 +371,8 @@ window.addEventListener("load", function () {
 def chromium() -> str:
     found = shutil.which("chromium")
     if found is None:
-        pytest.fail("chromium is not on PATH; the HTML report is checked in a headless browser: "
-                    "apt-get install -y chromium")
+        pytest.fail("chromium is not on PATH; the HTML report is checked in a headless browser: as root, "
+                    "apt-get install -y chromium (Debian's package); without root, put a chromium binary on PATH")
     return found
 
 
