@@ -298,7 +298,7 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     folder = scaffold.write(name, kind, output)
     click.echo(
         f"wrote {folder}\n"
-        f"next: pip install -e '{folder}[test]' && python -m pytest {folder / 'tests'}\n"
+        f"next: {scaffold.next_step(folder)}\n"
         f"then use it in a config as `{scaffold.usage(name, kind)}`"
     )
 
