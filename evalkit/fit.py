@@ -88,7 +88,9 @@ def fit(table: Table, width: int | None) -> Fitted:
                     rows=[[visible(cell) for cell in row] for row in table.rows])
     if width is None or table_width(table) <= width:
         return Fitted([Block(table, [None] * len(table.header))], {})
-    return min(_layouts(table, width), key=lambda layout: layout[0])[1]
+    best = min(_layouts(table, width), key=lambda layout: layout[0])[1]
+    shown = "\n".join(t for b in best.blocks for t in [b.table.title, *b.table.header, *(c for r in b.table.rows for c in r)])
+    return replace(best, legend={short: full for short, full in best.legend.items() if short in shown})
 
 
 def _layouts(table: Table, width: int) -> Iterator[tuple[tuple[int, bool, int, int], Fitted]]:

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 from rich.console import Console
+from run_depth import examples
 
 from evalkit.cli import _print_tables, main
 from evalkit.fit import LABEL_LIMITS, WRAP_FLOOR, Fitted, fit, table_width
@@ -174,7 +175,7 @@ def any_table(draw):
     return Table("T", header, [[*labels, *values] for labels, values in rows], n_index, across)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(any_table(), st.integers(40, 160))
 def test_any_table_fits_any_width_it_can_and_keeps_its_numbers(table, width):
     # A column of numbers is as wide as its numbers or its header at its shortest (numbered
