@@ -60,6 +60,14 @@ def test_the_printed_commands_work_from_the_folder_that_holds_a_checkout(tmp_pat
     for where in (tmp_path, checkout):
         done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=where, env=env)
         assert done.returncode == 0 and "2 passed" in done.stdout, f"from {where}: {line}\n{done.stdout}\n{done.stderr}"
+    # With the plugin installed and loaded as any installed plugin is (nothing chosen), evalkit's
+    # own tests of the plugin machinery still pass: none assumes that no third party is there.
+    env.pop("EVALKIT_LOAD_PLUGINS")
+    assert "mysim" in subprocess.run([scripts / "evalkit", "plugins"], capture_output=True, text=True, env=env).stdout
+    suites = ["test_plugins.py", "test_plugin_api.py", "test_plugin_selection.py", "test_glossary.py", "test_run.py"]
+    done = subprocess.run([scripts / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                           *(f"tests/{suite}" for suite in suites)], capture_output=True, text=True, cwd=checkout, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
 @pytest.mark.parametrize(
