@@ -23,10 +23,8 @@ from evalkit.version import __version__
 
 if TYPE_CHECKING:
     from rich.progress import Progress
-    from rich.table import Table as RichTable
     from rich.text import Text
 
-    from evalkit.pivot import Table
     from evalkit.results import Results
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -110,8 +108,11 @@ def main(debug: bool) -> None:
 @click.option("--no-report", "no_report", is_flag=True,
               help="Write none of the report files the config asks for (its `report:` section is still "
                    "checked); only print the results, e.g. `--format json > run.json`.")
+@click.option("--width", type=click.IntRange(min=0), metavar="N",
+              help="Fold the tables to lines of at most N characters (0: never fold). Default: COLUMNS, "
+                   "else the terminal's width; output into a file or a pipe is not folded.")
 @ENGINE
-def run(config: Path, fmt: str, quiet: bool, no_report: bool, engine: str | None) -> None:
+def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None, engine: str | None) -> None:
     """Run CONFIG (YAML), print the results side by side and write the reports it asks for."""
     from evalkit import api
 
@@ -119,7 +120,7 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, engine: str | None
     plan = api.plan(config, writes=not no_report, engine=engine)
     with _progress(quiet) as bar:
         results = api.results_of(plan, progress=bar)
-    _print(results, fmt)
+    _print(results, fmt, _table_width(width))
     if no_report:
         return
     with _progress(quiet) as bar:
@@ -148,7 +149,22 @@ def _progress(quiet: bool) -> Iterator[_Bar | None]:
         yield _Bar(bar)
 
 
-def _print(results: Results, fmt: str) -> None:
+def _table_width(option: int | None) -> int | None:
+    """The width tables fold to: ``--width`` (0: none), else COLUMNS, else the terminal's
+    when stdout is one; None when nothing limits it (a file or a pipe)."""
+    if option is not None:
+        return option or None
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def _print(results: Results, fmt: str, width: int | None = None) -> None:
     """The results on stdout: side-by-side tables, or a report format's text; the notes on
     stderr, where a reader sees them whatever stdout is piped into (control characters made
     visible, as everything evalkit prints)."""
@@ -161,27 +177,49 @@ def _print(results: Results, fmt: str) -> None:
 
         click.echo(visible(default_registry().create("report_writer", fmt).render(results), lines=True), nl=False)
     else:
-        _print_tables(results)
+        _print_tables(results, width)
     for note in results.notes:
         Console(stderr=True, soft_wrap=True).print(_text(f"note: {note}"))
 
 
-def _print_tables(results: Results) -> None:
-    """The side-by-side tables, each at least as wide as its labels need."""
+def _print_tables(results: Results, width: int | None) -> None:
+    """The side-by-side tables folded to ``width`` (:mod:`evalkit.fit`), each followed by the
+    full text of the labels it abbreviates and a glossary of the measures it names that are
+    not well known (each explained once, under the first table that names it)."""
     from rich.console import Console
 
+    from evalkit.fit import fit
+    from evalkit.glossary import glossary
     from evalkit.pivot import comparison_table, tables
 
     console = Console()
+    explained: set[str] = set()
     for table in [*tables(results), comparison_table(results)]:
         if table is None:
             continue
-        rendered = _rich(table)
-        # Never squeeze a table below its natural width (labels would vanish): a wide one
-        # runs past a narrow terminal instead.
-        natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
-        width = max(console.width, natural)
-        Console(width=width, force_terminal=console.is_terminal).print(rendered)
+        fitted = fit(table, width)
+        for rendered in fitted.rich_tables():
+            # Unfolded, a table keeps its natural width (labels would vanish): a wide one runs
+            # past a narrow terminal instead.
+            natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
+            Console(width=width or max(console.width, natural), force_terminal=console.is_terminal).print(rendered)
+        labels = [table.title, *table.header, *(cell for row in table.rows for cell in row[: table.n_index])]
+        lines = glossary(labels)
+        notes = [f"{short} = {full}" for short, full in fitted.legend.items()]
+        notes += [f"{name}: {line}" for name, line in lines.items() if name not in explained]
+        explained.update(lines)
+        _print_notes(notes, width, console.is_terminal)
+
+
+def _print_notes(lines: list[str], width: int | None, terminal: bool) -> None:
+    """Lines under a table, each wrapped to ``width`` with its continuation indented."""
+    import textwrap
+
+    from evalkit.pivot import visible
+
+    for line in map(visible, lines):
+        wrapped = textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False) if width else line
+        click.echo(click.style(wrapped, dim=True) if terminal else wrapped)
 
 
 def _text(value: str, style: str = "") -> Text:
@@ -228,21 +266,6 @@ class _Bar:
         self.bar.advance(self.task, rows)
 
 
-def _rich(table: Table) -> RichTable:
-    from rich.table import Table as RichTable
-
-    out = RichTable(title=_text(table.title, "table.title"), title_justify="left")
-    for i, name in enumerate(table.header):
-        numeric = i >= table.n_index
-        # Labels keep at least a readable width when wide numbers (with intervals) crowd them.
-        out.add_column(_text(name), justify="right" if numeric else "left", no_wrap=True)
-    by_system = table.header[0] == "system"
-    for row, following in zip(table.rows, table.rows[1:] + [None]):
-        # A rule between systems.
-        out.add_row(*map(_text, row), end_section=by_system and following is not None and following[0] != row[0])
-    return out
-
-
 @main.command()
 @click.argument("config", type=click.Path(path_type=Path))
 @ENGINE
@@ -275,7 +298,7 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     folder = scaffold.write(name, kind, output)
     click.echo(
         f"wrote {folder}\n"
-        f"next: pip install -e '{folder}[test]' && python -m pytest {folder / 'tests'}\n"
+        f"next: {scaffold.next_step(folder)}\n"
         f"then use it in a config as `{scaffold.usage(name, kind)}`"
     )
 

@@ -15,7 +15,7 @@ import functools
 import html
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from evalkit.measures import PARTS
@@ -30,6 +30,9 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     n_index: int  # the leading label columns; the rest hold numbers
+    #: what the columns of numbers are (``averaging``), which a narrow terminal shows down
+    #: instead (:mod:`evalkit.fit`); None: columns that cannot be put down (a test's columns)
+    across: str | None = None
 
 
 def fmt(value: float) -> str:
@@ -54,19 +57,21 @@ def tables(results: Results) -> list[Table]:
     levels = [r for r in rows if r.level is not None]
     out = []
     if averaged:
-        out.append(_pivot("Set metrics", averaged, lambda r: r.averaging, extra=("metric",)))
+        out.append(_pivot("Set metrics", averaged, "averaging", extra=("metric",)))
     if per_class:
-        out.append(_pivot("Per class", per_class, lambda r: r.class_, extra=("averaging", "metric")))
+        out.append(_pivot("Per class", per_class, "class_", extra=("averaging", "metric")))
     if data:
-        out.append(_pivot("Data metrics", data, lambda r: r.metric, index=("system",)))
+        out.append(_pivot("Data metrics", data, "metric", index=("system",)))
     if levels:  # levels down (there may be 22), systems and their differences across
-        out.append(_pivot("Per level", [*levels, *level_differences(levels)], lambda r: r.system, index=("metric", "level")))
+        out.append(_pivot("Per level", [*levels, *level_differences(levels)], "system", index=("metric", "level")))
     for sweep in dict.fromkeys(r.sweep for r in swept):
         group = [r for r in swept if r.sweep == sweep]
         varying = [k for k in PARTS if len({getattr(r, k) for r in group}) > 1] or ["metric"]
         same = ", ".join(f"{k}: {getattr(group[0], k)}" for k in PARTS if k not in varying and getattr(group[0], k) is not None)
         title = f"Sweep over {sweep}" + (f" — {same}" if same else "")
-        out.append(_pivot(title, group, functools.partial(measure_label, keys=varying), index=("system", "sweep_value")))
+        label = functools.partial(measure_label, keys=varying)
+        table = _pivot(title, group, "measure", index=("system", "sweep_value"), label=label)
+        out.append(replace(table, header=[str(sweep) if h == "sweep_value" else h for h in table.header]))
     return out
 
 
@@ -125,7 +130,12 @@ def level_differences(levels: Sequence[Row]) -> list[Row]:
     ]
 
 
-def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), index: Sequence[str] = INDEX) -> Table:
+def _pivot(
+    title: str, rows: Sequence[Row], across: str, extra: Sequence[str] = (), index: Sequence[str] = INDEX,
+    label: Callable[[Row], str] | None = None,
+) -> Table:
+    """``rows`` with the ``index`` and ``extra`` labels down and the Row attribute ``across``
+    (or ``label`` of each row) across."""
     keys = [k for k in (*index, *extra) if any(getattr(r, k) is not None for r in rows)]
     # A label column with one value throughout (one system, one averaging...) moves to the title,
     # which keeps the numbers in view on narrow terminals.
@@ -133,9 +143,10 @@ def _pivot(title: str, rows: Sequence[Row], column, extra: Sequence[str] = (), i
     if constant and len(rows) > 1:
         title += " — " + ", ".join(f"{k}: {getattr(rows[0], k) or NOT_APPLICABLE}" for k in constant)
         keys = [k for k in keys if k not in constant]
+    column = label or (lambda r: getattr(r, across))
     columns, cells, _ = grid(rows, lambda r: tuple(_label(getattr(r, k)) for k in keys), column, fmt_row)
     body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
-    return Table(title, [*keys, *columns], body, len(keys))
+    return Table(title, [*keys, *columns], body, len(keys), across.rstrip("_"))
 
 
 def _label(value: object) -> str:

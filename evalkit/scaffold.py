@@ -8,6 +8,7 @@ The package is an ordinary distribution ``evalkit-NAME`` with one module ``evalk
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from string import Template
 
@@ -260,6 +261,17 @@ def evalkit_range(version: str = __version__) -> str:
 def usage(name: str, kind: str) -> str:
     """How a config names the component: ``similarity: NAME``, ``metrics: [NAME]``, ..."""
     return Template(BODIES[kind][4]).substitute(name=name)
+
+
+def next_step(folder: Path) -> str:
+    """The shell line that installs the package and runs its tests, from any directory.
+
+    The tests run from inside the package's folder: ``python -m pytest`` puts the working
+    directory first on sys.path, and from the folder that holds an evalkit checkout (named
+    ``evalkit``, as git clones it) ``import evalkit`` would find the checkout instead of the
+    installed package.
+    """
+    return f"cd {shlex.quote(str(folder.resolve()))} && pip install -e '.[test]' && python -m pytest"
 
 
 def builtin_packages() -> set[str]:

@@ -46,6 +46,7 @@ def assert_same(dask, local, rel=1e-12):
                 got == pytest.approx(want, rel=rel, abs=1e-15), key
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["quickstart", "maestro", "taggers"])
 @pytest.mark.parametrize("partition_rows", [1_000_000, 97])
 def test_bundled_configs_give_the_local_engines_numbers(cluster, monkeypatch, name, partition_rows):
@@ -108,6 +109,7 @@ def both(cluster, data_section, partition_rows, **extra):
     return dask, local
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("partition_rows", [5_000, 1_234, 400])
 def test_files_in_other_orders_give_the_local_numbers(cluster, tmp_path, data, partition_rows):
     ids, reference, prediction = data
@@ -126,6 +128,7 @@ def test_files_in_other_orders_give_the_local_numbers(cluster, tmp_path, data, p
     assert len(dask.rows) == len(local.rows) > 100
 
 
+@pytest.mark.slow
 def test_missing_empty_and_clip_as_in_memory(cluster, tmp_path, data):
     ids, reference, prediction = data
     over = prediction.copy()
@@ -142,6 +145,7 @@ def test_missing_empty_and_clip_as_in_memory(cluster, tmp_path, data):
     assert any("clipped" in note for note in local.notes)
 
 
+@pytest.mark.slow
 def test_poisson_intervals_do_not_depend_on_the_partitions(cluster, tmp_path, data):
     ids, reference, prediction = data
     order = np.random.default_rng(1).permutation(len(ids))
@@ -155,6 +159,7 @@ def test_poisson_intervals_do_not_depend_on_the_partitions(cluster, tmp_path, da
     assert all(r.ci_low <= r.value <= r.ci_high for r in dask.rows if not math.isnan(r.value))
 
 
+@pytest.mark.slow
 def test_files_without_ids_are_matched_by_position(cluster, tmp_path, data):
     _, reference, prediction = data
     np.save(tmp_path / "ref.npy", reference > 0)  # crisp targets, as the ranking metrics want
@@ -173,6 +178,7 @@ def dask_run(cluster, reference, system, partition_rows=1_000):
     })
 
 
+@pytest.mark.slow
 def test_an_id_twice_in_two_blocks_is_an_error_naming_both_rows(cluster, tmp_path, data):
     ids, reference, prediction = data
     twice = ids.copy()
@@ -182,6 +188,7 @@ def test_an_id_twice_in_two_blocks_is_an_error_naming_both_rows(cluster, tmp_pat
         dask_run(cluster, parquet(tmp_path / "ref.parquet", ids, reference), system)
 
 
+@pytest.mark.slow
 def test_a_missing_sample_and_a_bad_value_are_named(cluster, tmp_path, data):
     ids, reference, prediction = data
     ref = parquet(tmp_path / "ref.parquet", ids, reference)
@@ -194,6 +201,7 @@ def test_a_missing_sample_and_a_bad_value_are_named(cluster, tmp_path, data):
         dask_run(cluster, ref, parquet(tmp_path / "bad.parquet", ids, bad))
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_clear_error(tmp_path, data):
     ids, reference, _ = data
     ref = parquet(tmp_path / "ref.parquet", ids, reference)
@@ -201,6 +209,7 @@ def test_an_unreachable_scheduler_is_one_clear_error(tmp_path, data):
         dask_run("tcp://127.0.0.1:9", ref, ref)
 
 
+@pytest.mark.slow
 def test_the_cli_starts_a_local_cluster_with_engine_dask(tmp_path):
     def run(*extra):
         done = subprocess.run(
@@ -219,6 +228,7 @@ def test_the_cli_starts_a_local_cluster_with_engine_dask(tmp_path):
     assert wrong.returncode == 1 and "--engine spark: give `local`, `dask` or `dask=ADDRESS`" in wrong.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_csv_line_is_named_with_the_task_that_read_it(cluster, tmp_path, data):
     ids, reference, prediction = data
     path = csv(tmp_path / "p.csv", ids, prediction)
@@ -230,6 +240,7 @@ def test_a_bad_csv_line_is_named_with_the_task_that_read_it(cluster, tmp_path, d
         dask_run(cluster, parquet(tmp_path / "ref.parquet", ids, reference), path)
 
 
+@pytest.mark.slow
 def test_missing_empty_fills_samples_on_either_side_as_in_memory(cluster, tmp_path, data):
     ids, reference, prediction = data
     listed = reference.any(axis=1)  # a sparse reference: only samples with a label

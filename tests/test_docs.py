@@ -442,6 +442,7 @@ def test_python_examples_give_the_output_shown(page, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_site_builds_strictly_without_warnings(tmp_path):
     site = tmp_path / "site"
     done = subprocess.run(
@@ -484,3 +485,15 @@ def test_the_bundled_configs_are_listed_from_the_folder():
     assert "<!-- evalkit:bundled-configs -->" in (DOCS / "index.md").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert [c for c in configs if c not in readme] == []
+
+
+def test_ci_runs_the_readmes_lines_with_every_test():
+    """What the README tells a newcomer to run is what CI runs, word for word, plus the switch
+    the README names for the slow tests (so a green CI means the README's lines work)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = [line for block in re.findall(r"```bash\n(.*?)```", readme, re.S) for line in block.splitlines()]
+    quick_start = next(line for line in lines if "evalkit run configs/quickstart.yaml" in line)
+    tests = next(line for line in lines if line.endswith("python -m pytest"))
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert [line for line in ci if "pip install" in line] == [quick_start, tests]
+    assert "export DEBIAN_FRONTEND=noninteractive EVALKIT_TESTS=all" in ci and "`EVALKIT_TESTS=all`" in readme

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from in_process import evalkit_cli
 
 import evalkit
 from evalkit.errors import ConfigError, DataError
@@ -31,10 +32,9 @@ b,0.7,0.0
 """
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, cwd=cwd
-    )
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """A real ``python -m evalkit``: its exit status and streams (the other tests run it in this process)."""
+    return subprocess.run([sys.executable, "-m", "evalkit", *args], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("bad,what", [(np.nan, "NaN or infinite"), (np.inf, "NaN or infinite")])
@@ -204,14 +204,14 @@ def test_cli_prints_one_line_and_exits_nonzero(tmp_path):
 
 
 def test_cli_missing_config_file(tmp_path):
-    done = run_cli("run", str(tmp_path / "nope.yaml"))
+    done = evalkit_cli("run", tmp_path / "nope.yaml")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "nope.yaml: no such config file" in done.stderr
 
 
 def test_validate_finds_missing_data_files_without_loading(tmp_path):
     path = write_config(tmp_path, "data:\n  reference: ref.csv\n  systems: {a: ref.csv, b: gone.csv}\n", **{"ref.csv": CSV})
-    done = run_cli("validate", str(path))
+    done = evalkit_cli("validate", path)
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: {path}:3:28: no such data file 'gone.csv' (looked for {tmp_path / 'gone.csv'})"
 

@@ -10,7 +10,8 @@ structure level (any value replaced by a value of another type, unknown keys add
 dropped), and both commands run in-process on the result.
 
 The example budget is fixed, so the default run stays quick: the ``ci`` profile (the default)
-runs 120 examples in all, derandomised, so that CI is reproducible. Run the ``long`` profile
+runs 120 examples in all with ``EVALKIT_TESTS=all`` (as CI does) and 40 without, derandomised, so
+that CI is reproducible. Run the ``long`` profile
 locally to search further (a few minutes)::
 
     EVALKIT_FUZZ=long python -m pytest tests/test_fuzz_configs.py
@@ -31,6 +32,7 @@ from allocation import allocation_peak
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from run_depth import examples
 
 from evalkit.cli import main
 
@@ -48,7 +50,7 @@ _COMMON = {
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
 }
 PROFILES = {
-    "ci": settings(max_examples=60, derandomize=True, **_COMMON),
+    "ci": settings(max_examples=examples(60), derandomize=True, **_COMMON),
     "long": settings(max_examples=1500, **_COMMON),
 }
 FUZZ = os.environ.get("EVALKIT_FUZZ", "ci")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from run_depth import examples
 from sklearn.metrics import accuracy_score, hamming_loss
 from test_sklearn_equivalence import TNORMS, binary_pair
 
@@ -23,7 +24,7 @@ def weights_for(draw, n):
     return np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.25]), min_size=n, max_size=n)))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(pair=binary_pair(), data=st.data())
 def test_binary_data_give_sklearns_hamming_loss_and_exact_match_ratio(pair, data):
     ref, pred = pair
@@ -41,7 +42,7 @@ def test_binary_data_give_sklearns_hamming_loss_and_exact_match_ratio(pair, data
     assert crisp == pytest.approx({"hamming_loss": hamming, "exact_match_ratio": exact}, rel=1e-12, abs=1e-15)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(pair=binary_pair())
 def test_per_class_hamming_is_sklearns_on_each_column(pair):
     ref, pred = pair

@@ -278,6 +278,7 @@ def test_two_renders_are_identical_but_for_the_timestamp(which: str):
     assert CREATED.sub("", first) == CREATED.sub("", second)
 
 
+@pytest.mark.slow
 def test_a_render_in_another_process_is_identical_but_for_the_timestamp(tmp_path: Path):
     """Nothing depends on string hashing or process state (PYTHONHASHSEED differs)."""
     out = tmp_path / "taggers.html"
@@ -371,8 +372,8 @@ window.addEventListener("load", function () {
 def chromium() -> str:
     found = shutil.which("chromium")
     if found is None:
-        pytest.fail("chromium is not on PATH; the HTML report is checked in a headless browser: "
-                    "apt-get install -y chromium")
+        pytest.fail("chromium is not on PATH; the HTML report is checked in a headless browser: as root, "
+                    "apt-get install -y chromium (Debian's package); without root, put a chromium binary on PATH")
     return found
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from run_depth import examples
 from sklearn.metrics import average_precision_score
 
 import evalkit
@@ -28,7 +29,7 @@ def binned(y, s, bins, weights=None, **params):
     return evalkit.evaluate(y, s, metrics=[{"name": "map_binned", "bins": bins, **params}], sample_weight=weights)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(data=st.data(), n=st.integers(1, 40), classes=st.integers(1, 4), bins=st.sampled_from([2, 3, 10, 64]),
        weighted=st.booleans())
 def test_the_bound_holds_the_exact_map(data, n, classes, bins, weighted):
@@ -46,7 +47,7 @@ def test_the_bound_holds_the_exact_map(data, n, classes, bins, weighted):
     assert got["map_binned_lower"] <= got["map_binned"] <= got["map_binned_upper"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data(), n=st.integers(1, 40), bins=st.sampled_from([4, 10, 100]), weighted=st.booleans())
 def test_scores_on_the_bin_grid_give_the_exact_map(data, n, bins, weighted):
     """One distinct score per bin: nothing is lost, binned = exact and the bound is that value."""

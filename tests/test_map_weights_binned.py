@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from run_depth import examples
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 from sklearn.metrics import average_precision_score
@@ -68,7 +69,7 @@ def tree_distances(n_classes: int, rng: np.random.Generator) -> np.ndarray:
 # ------------------------------------------------------------------------- weighted mAP
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(problems())
 def test_weighted_map_equals_sklearn(problem):
     """``map`` with weights is ``average_precision_score(average="macro", sample_weight=w)``, zero
@@ -81,7 +82,7 @@ def test_weighted_map_equals_sklearn(problem):
     assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(problems(weights=st.integers(0, 3)), st.sampled_from(["zero", "skip"]))
 def test_integer_weights_are_repeated_clips_for_map(problem, no_positive):
     """A weight of k is the clip k times, for both ``no_positive`` settings: a class whose positives
@@ -96,7 +97,7 @@ def test_integer_weights_are_repeated_clips_for_map(problem, no_positive):
         np.testing.assert_allclose(np.asarray(weighted[key]), np.asarray(value), rtol=1e-12, atol=1e-15, err_msg=key)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(problems(max_classes=6, weights=st.integers(0, 3)), st.integers(0, 2**32 - 1),
        st.sampled_from(["zero", "skip"]), st.sampled_from(["error", "skip"]))
 def test_integer_weights_are_repeated_clips_for_omap(problem, seed, no_positive, unlabeled):
@@ -116,7 +117,7 @@ def test_integer_weights_are_repeated_clips_for_omap(problem, seed, no_positive,
     assert weighted["omap"] == pytest.approx(repeated["omap"], rel=1e-12, abs=1e-15)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(problems(max_clips=60, max_classes=6), st.integers(0, 2**32 - 1))
 def test_weights_of_one_change_no_bit(problem, seed):
     """Weights of 1 take the weighted code path and give bit for bit the unweighted values: every
@@ -188,7 +189,7 @@ def binned_problems(draw, weights=WEIGHTS):
     return y, s, w, bins
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(binned_problems(), st.booleans())
 def test_each_class_exact_ap_lies_in_its_bound(problem, weighted):
     """Class by class, not only on average: lower <= scikit-learn's AP <= upper, and the binned AP
@@ -202,7 +203,7 @@ def test_each_class_exact_ap_lies_in_its_bound(problem, weighted):
     assert ((0 <= lower) & (upper <= 1 + 1e-15)).all()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(binned_problems(weights=st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0])))
 def test_one_distinct_score_per_bin_gives_the_exact_map(problem):
     """Scores on the grid (bin centres), so no bin holds two distinct scores: nothing is lost and
@@ -213,7 +214,7 @@ def test_one_distinct_score_per_bin_gives_the_exact_map(problem):
     assert got == pytest.approx(sklearn_macro(y, s, w), rel=1e-12, abs=1e-15)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(binned_problems(), st.booleans())
 def test_the_bound_is_sharp(problem, first):
     """The upper bound is reached when each bin's positives share one score above its negatives,
@@ -243,7 +244,7 @@ def test_the_lower_bound_is_the_limit_of_finely_split_positives(m):
     assert 0 < exact - lower[0] <= (1 / m) * (1 / (1 + q)) + 1e-12
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(binned_problems(weights=st.integers(0, 3)), st.data())
 def test_the_state_is_a_sum(problem, data):
     """The state of integer weights is the state of the repeated clips, and any split into batches

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from run_depth import examples
 
 from evalkit_ontology.omap import average_precision, obce_weights, omap
 
@@ -98,7 +99,7 @@ def assert_same(ours: dict, ref: dict, tol: float = 1e-9) -> None:
 # ------------------------------------------------------------------------ average precision
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     shape=st.tuples(st.integers(1, 40), st.integers(1, 6)),
     data=st.data(),
@@ -299,7 +300,7 @@ def test_lambda0_is_weighted_and_the_coarsest_level_is_one():
     assert out["omap_per_level"].shape == (int(d.max()) + 1,)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n_clips=st.integers(1, 40), n_classes=st.integers(1, 10))
 def test_per_level_values_lie_in_unit_interval(seed, n_clips, n_classes):
     rng = np.random.default_rng(seed)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from in_process import evalkit_cli
 from sklearn.metrics import average_precision_score
 
 import evalkit
@@ -176,10 +175,7 @@ def test_unknown_omap_parameter_names_the_plugin():
 
 
 def test_taggers_config_from_the_cli(root: Path, tmp_path: Path):
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(root / "configs" / "taggers.yaml"), "--format", "json"],
-        capture_output=True, text=True, check=True,
-    )
+    done = evalkit_cli("run", root / "configs" / "taggers.yaml", "--format", "json", "--no-report", check=True)
     rows = json.loads(done.stdout)["rows"]
     value = {(r["system"], r["metric"], r["level"]): r["value"] for r in rows}
     for system in ("near_miss", "far_miss"):
@@ -191,10 +187,7 @@ def test_taggers_config_from_the_cli(root: Path, tmp_path: Path):
     assert abs(value[("near_miss", "map", None)] - value[("far_miss", "map", None)]) < 0.02
     assert value[("near_miss", "omap", None)] > value[("far_miss", "omap", None)] + 0.03
     # The terminal table has the per-level difference (Liu et al.'s Figure 3) as a column.
-    table = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(root / "configs" / "taggers.yaml"), "--quiet"],
-        capture_output=True, text=True, check=True,
-    ).stdout
+    table = evalkit_cli("run", root / "configs" / "taggers.yaml", "--quiet", "--no-report", check=True).stdout
     assert "far_miss − near_miss" in table
 
 
@@ -218,7 +211,7 @@ def test_a_missing_ontology_file_is_reported_by_validate(tmp_path: Path):
         "data: {reference: [[1, 0], [0, 1]], systems: {a: [[0.9, 0.2], [0.1, 0.8]]}, classes: [Speech, Music]}\n"
         "metrics: [{name: omap, ontology: no_such_ontology.json}]\n"
     )
-    done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(config)], capture_output=True, text=True)
+    done = evalkit_cli("validate", config)
     assert done.returncode == 1
     assert "no_such_ontology.json" in done.stderr and "does not exist" in done.stderr
 

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fresh_venv import source_copy
 
 import evalkit
 
@@ -19,8 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_the_wheel_and_sdist_build_and_pass_twine_check(tmp_path):
-    from test_third_party import source_copy
-
     tree = source_copy(ROOT, tmp_path / "src")
     built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp_path / "dist"), str(tree)],
                            capture_output=True, text=True)

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from run_depth import examples
 
 import evalkit
 from evalkit.api import plan
@@ -47,7 +48,7 @@ LOADERS = {"c.npy": "npy", "f.npy": "npy", "one.npy": "npy", "wide.parquet": "pa
            "m.csv": "csv"}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(name=st.sampled_from(sorted(LOADERS)), start=st.integers(0, N + 5), rows=st.integers(1, 2_000))
 def test_a_stream_from_any_row_is_the_files_rows_from_there(files, name, start, rows):
     loader = default_registry().create("loader", LOADERS[name])
@@ -70,7 +71,7 @@ def config(files, system="m.csv", **extra):
     }
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(cuts=st.lists(st.integers(1, N - 1), max_size=6, unique=True))
 def test_ranges_reduced_apart_add_up_to_the_whole(files, cuts):
     checked = plan(config(files), writes=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from in_process import evalkit_cli
 
 import evalkit
 import evalkit.plugin
@@ -274,8 +275,7 @@ def test_no_builtin_example_or_skeleton_is_a_near_miss(tmp_path, monkeypatch):
 
 def test_evalkit_plugins_shows_the_contract_version():
     def plugins(*args: str) -> str:
-        command = [sys.executable, "-m", "evalkit", "plugins", *args]
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        return evalkit_cli("plugins", *args, check=True).stdout
 
     version, contract = evalkit.__version__, hookspecs.CONTRACT_VERSION
     assert plugins().splitlines()[0] == f"evalkit {version}, plugin contract {contract}"

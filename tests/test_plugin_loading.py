@@ -3,25 +3,25 @@ registers is reported like any other broken plugin, `run` and `validate` say so,
 component it would have provided names it.
 
 The broken plugins are real distributions: a module and a ``.dist-info`` folder with its
-``evalkit`` entry point, as pip installs them, in a folder on ``PYTHONPATH`` where
-``importlib.metadata`` finds them. No virtual environment is needed for that, so these tests
-stay fast; tests/test_third_party.py installs plugins with pip for the rest.
+``evalkit`` entry point, as pip installs them, in a folder on ``sys.path`` where
+``importlib.metadata`` finds them. No virtual environment is needed for that, nor another
+process, so these tests stay fast; tests/test_third_party.py installs plugins with pip for the rest.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import os
-import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from in_process import evalkit_cli
 
 import evalkit
 from evalkit.errors import UnknownComponentError
-from evalkit.plugins import build_registry, make_plugin_manager
+from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.registry import LoadFailure, Registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,9 +48,15 @@ def site(tmp_path_factory) -> Path:
     return site
 
 
-def evalkit_cli(site: Path, *args: str | Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run([sys.executable, "-m", "evalkit", *map(str, args)], capture_output=True, text=True, env=env)
+@pytest.fixture
+def installed(site: Path, monkeypatch) -> Iterator[None]:
+    """The broken plugins installed, for this process's plugin loading (and CLI) from now on."""
+    monkeypatch.syspath_prepend(str(site))
+    for module in ("evalkit_exit", "evalkit_gps"):  # the GPS example, as another test imported it
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    default_registry.cache_clear()
+    yield
+    default_registry.cache_clear()
 
 
 def config(tmp_path: Path, **changes: object) -> Path:
@@ -62,13 +68,13 @@ def config(tmp_path: Path, **changes: object) -> Path:
     return path
 
 
-def test_a_plugin_that_exits_at_import_is_reported_and_every_command_still_works(site: Path, tmp_path: Path):
-    listing = evalkit_cli(site, "plugins")
+def test_a_plugin_that_exits_at_import_is_reported_and_every_command_still_works(installed, tmp_path: Path):
+    listing = evalkit_cli("plugins")
     assert listing.returncode == 0, listing.stderr
     assert "hamacher" in listing.stdout
     assert f"warning: {EXIT}\n" in listing.stderr and f"warning: {GPS}\n" in listing.stderr
     for command in (("validate",), ("run", "--quiet")):
-        done = evalkit_cli(site, *command, config(tmp_path))
+        done = evalkit_cli(*command, config(tmp_path))
         assert done.returncode == 0, done.stderr
         # one line per plugin that failed, before anything else
         assert done.stderr.startswith(f"warning: {EXIT}\nwarning: {GPS}\n") or done.stderr.startswith(
@@ -78,9 +84,9 @@ def test_a_plugin_that_exits_at_import_is_reported_and_every_command_still_works
     assert f"`{EXIT}`" in (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
 
 
-def test_an_unknown_component_names_the_distribution_that_failed_to_load(site: Path, tmp_path: Path):
-    done = evalkit_cli(site, "validate", config(tmp_path, representation="soft_cardinality",
-                                                similarity={"name": "route_grid", "routes": "routes.geojson"}))
+def test_an_unknown_component_names_the_distribution_that_failed_to_load(installed, tmp_path: Path):
+    done = evalkit_cli("validate", config(tmp_path, representation="soft_cardinality",
+                                          similarity={"name": "route_grid", "routes": "routes.geojson"}))
     assert done.returncode == 1
     error = done.stderr.splitlines()[-1]
     assert error.startswith("error: ") and "unknown similarity 'route_grid'. It may be provided by " in error

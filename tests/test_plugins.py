@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tomllib
+from in_process import evalkit_cli
 from pydantic import BaseModel
 
 import evalkit
@@ -172,9 +171,7 @@ def test_a_broken_entry_point_is_reported_while_builtins_load(monkeypatch):
 
 
 def test_cli_plugins_json_lists_components_with_distribution_and_params():
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "plugins", "--format", "json"], capture_output=True, text=True, check=True
-    )
+    done = evalkit_cli("plugins", "--format", "json", check=True)
     listing = json.loads(done.stdout)
     hamacher = next(c for c in listing["components"] if c["kind"] == "tnorm" and c["name"] == "hamacher")
     assert hamacher["distribution"] == "evalkit" and "p" in hamacher["params"] and hamacher["summary"]

@@ -8,13 +8,12 @@ import io
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from in_process import evalkit_cli
 
 import evalkit
 from evalkit.errors import ConfigError, DataError
@@ -257,8 +256,7 @@ def test_undefined_values_read_back_as_nan_and_absent_ones_as_none():
 
 
 def test_the_cli_json_output_reads_back(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "evalkit", "run", str(CONFIGS / "quickstart.yaml"), "--format", "json",
-                           "--no-report"], capture_output=True, text=True, check=True, cwd=tmp_path)
+    done = evalkit_cli("run", CONFIGS / "quickstart.yaml", "--format", "json", "--no-report", check=True)
     (tmp_path / "run.json").write_text(done.stdout, encoding="utf-8")
     assert Results.from_json(tmp_path / "run.json").rows == run("quickstart").rows
 
@@ -271,6 +269,8 @@ def test_a_document_written_before_the_format_was_numbered_reads():
 
 def _document(**changes) -> str:
     document = json.loads(statistics_run().to_json())
+    # a fixed time: the document is in the test's id, which every pytest-xdist worker must collect alike
+    document["provenance"]["created"] = "2026-01-01T00:00:00+00:00"
     for key, value in changes.items():
         if "." in key:
             outer, index, field = key.split(".")
@@ -336,11 +336,11 @@ def test_the_python_api_writes_reports_only_when_asked(tmp_path):
 
 def test_the_cli_writes_reports_unless_told_not_to(tmp_path):
     config = _reporting_config(tmp_path)
-    command = [sys.executable, "-m", "evalkit", "run", str(config), "--format", "csv", "-q"]
-    done = subprocess.run([*command, "--no-report"], capture_output=True, text=True, check=True)
+    command = ("run", config, "--format", "csv", "-q")
+    done = evalkit_cli(*command, "--no-report", check=True)
     assert done.stdout.startswith(",".join(COLUMNS)) and "wrote" not in done.stderr
     assert not (tmp_path / "out").exists()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = evalkit_cli(*command, check=True)
     assert "wrote" in done.stderr and (tmp_path / "out" / "asked.json").exists()
-    help_text = subprocess.run([sys.executable, "-m", "evalkit", "run", "--help"], capture_output=True, text=True).stdout
+    help_text = evalkit_cli("run", "--help").stdout
     assert "--no-report" in help_text and "report files" in help_text

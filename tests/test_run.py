@@ -6,9 +6,11 @@ import csv
 import json
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import numpy as np
+from in_process import evalkit_cli
 
 import evalkit
 from evalkit.results import COLUMNS
@@ -94,28 +96,21 @@ def test_npy_columns_named_by_classes(tmp_path: Path):
 
 
 def test_cli_json_and_csv_on_stdout(root: Path):
-    config = str(root / "configs" / "quickstart.yaml")
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", config, "--format", "json"], capture_output=True, text=True, check=True
-    )
+    config = root / "configs" / "quickstart.yaml"
+    done = evalkit_cli("run", config, "--format", "json", "--no-report", check=True)
     document = json.loads(done.stdout)
     assert list(document["rows"][0]) == list(COLUMNS) == [
         "system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level",
         "sweep", "sweep_value", "value", "ci_low", "ci_high",
     ]
     assert document["name"] == "quickstart" and document["evalkit_version"] == evalkit.__version__
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", config, "--format", "csv"], capture_output=True, text=True, check=True
-    )
+    done = evalkit_cli("run", config, "--format", "csv", "--no-report", check=True)
     rows = list(csv.DictReader(done.stdout.splitlines()))
     assert len(rows) == len(document["rows"])
 
 
 def test_cli_table_shows_tnorms_by_averaging(root: Path):
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(root / "configs" / "quickstart.yaml"), "--quiet"],
-        capture_output=True, text=True, check=True,
-    )
+    done = evalkit_cli("run", root / "configs" / "quickstart.yaml", "--quiet", "--no-report", check=True)
     header = next(line for line in done.stdout.splitlines() if "tnorm" in line)
     assert header.split("┃")[-3:-1] == ["  micro ", "  macro "]  # averagings side by side
     assert "lukasiewicz" in done.stdout and "│ f1 " in done.stdout
@@ -123,11 +118,22 @@ def test_cli_table_shows_tnorms_by_averaging(root: Path):
     assert "\x1b[" not in done.stdout  # plain text when not a terminal
 
 
-def test_validate_ok(root: Path):
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "validate", str(root / "configs" / "quickstart.yaml")], capture_output=True, text=True
-    )
+# The processes themselves (the rest of the CLI's tests run it in this process, tests/in_process.py)
+
+
+def test_the_console_script_validates(root: Path):
+    script = Path(sysconfig.get_path("scripts")) / "evalkit"
+    done = subprocess.run([script, "validate", root / "configs" / "quickstart.yaml"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip().endswith(": ok")
+
+
+def test_a_closed_pipe_ends_the_run_quietly(root: Path):
+    """`evalkit run ... | head -1`: the reader went away; no traceback, status 1 (click's)."""
+    command = [sys.executable, "-m", "evalkit", "run", root / "configs" / "quickstart.yaml", "--format", "csv", "--no-report"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.close()  # before it prints its first row
+    stderr = process.stderr.read()
+    assert (process.wait(timeout=300), stderr) == (1, "")
 
 
 def test_progress_reports_every_row_of_every_combination(tmp_path: Path):
@@ -156,7 +162,7 @@ def test_progress_reports_every_row_of_every_combination(tmp_path: Path):
 
 def test_every_bundled_config_validates(root: Path):
     for config in sorted((root / "configs").glob("*.yaml")):
-        done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(config)], capture_output=True, text=True)
+        done = evalkit_cli("validate", config)
         assert done.returncode == 0, (config.name, done.stderr)
 
 

@@ -15,12 +15,12 @@ import io
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from in_process import Finished, evalkit_cli
 
 import evalkit
 from evalkit import api
@@ -60,10 +60,8 @@ def hostile(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cli_run(hostile: Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "evalkit", "run", str(hostile)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done
+def cli_run(hostile: Path) -> Finished:
+    return evalkit_cli("run", hostile, check=True)
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +85,7 @@ def test_the_terminal_gets_no_escape_sequence_and_no_markup(cli_run):
 
 @pytest.mark.parametrize("fmt", ["csv", "markdown", "json"])
 def test_report_formats_printed_on_the_terminal_carry_no_escape(hostile, fmt):
-    done = subprocess.run([sys.executable, "-m", "evalkit", "run", str(hostile), "--format", fmt],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    done = evalkit_cli("run", hostile, "--format", fmt, "--no-report", check=True)
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
     assert len(done.stdout.splitlines()) > 10
 
@@ -248,7 +244,7 @@ def test_a_report_that_would_replace_an_input_is_refused(tmp_path, out, replaced
     with pytest.raises(ConfigError, match=message):
         evalkit.run(config)
     assert (tmp_path / replaced).read_bytes() == before
-    done = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(config)], capture_output=True, text=True)
+    done = evalkit_cli("validate", config)
     assert done.returncode == 1 and "would replace the input" in done.stderr
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import ast
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from in_process import evalkit_cli
 
 import evalkit
 from evalkit.errors import ConfigError, EvalkitError
@@ -71,8 +70,7 @@ def test_a_pickled_model_is_refused_when_the_component_is_created(crafted):
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_the_cli_refuses_the_crafted_model_and_runs_no_code(crafted, command):
     model, marker = crafted
-    done = subprocess.run([sys.executable, "-m", "evalkit", command, str(config(model.parent, model.name))],
-                          capture_output=True, text=True)
+    done = evalkit_cli(command, config(model.parent, model.name))
     assert done.returncode == 1
     assert done.stderr.startswith("error: word2vec: model ") and "pickle" in done.stderr
     assert "Traceback" not in done.stderr

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from run_depth import examples
 from sklearn.metrics import fbeta_score, jaccard_score, precision_recall_fscore_support
 
 import evalkit
@@ -50,7 +51,7 @@ def assert_same(ours, theirs, context):
         np.testing.assert_allclose(ours[key], expected, rtol=1e-12, atol=1e-12, err_msg=f"{key} {context}")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(pair=binary_pair(), averaging=st.sampled_from(AVERAGINGS), zero_division=st.sampled_from(ZERO_DIVISION))
 def test_every_tnorm_and_crisp_equal_sklearn_on_binary_data(pair, averaging, zero_division):
     ref, pred = pair
@@ -66,7 +67,7 @@ def test_every_tnorm_and_crisp_equal_sklearn_on_binary_data(pair, averaging, zer
     assert_same(ours, expected, f"crisp/{averaging}/zd={zero_division}")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     pair=binary_pair().map(lambda p: (p[0] * 0.9 + 0.05, p[1])),
     averaging=st.sampled_from(AVERAGINGS),

@@ -13,6 +13,7 @@ import pytest
 import sklearn.metrics as skm
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from run_depth import examples
 
 import evalkit
 import evalkit.metrics as ekm
@@ -98,7 +99,7 @@ def compare(name, *args, **kwargs):
 # ------------------------------------------------------------------------- against scikit-learn
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(kind=st.sampled_from(KINDS), name=st.sampled_from(SET_FUNCTIONS), average=st.sampled_from(AVERAGES),
        zero_division=st.sampled_from(ZERO_DIVISION), data=st.data())
 def test_set_metrics_equal_sklearn(kind, name, average, zero_division, data):
@@ -119,7 +120,7 @@ def test_set_metrics_equal_sklearn(kind, name, average, zero_division, data):
     compare(name, y_true, y_pred, **kwargs)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(kind=st.sampled_from(KINDS), normalize=st.booleans(), data=st.data())
 def test_hamming_loss_and_accuracy_equal_sklearn(kind, normalize, data):
     y_true, y_pred, _ = data.draw(targets(kind))
@@ -128,7 +129,7 @@ def test_hamming_loss_and_accuracy_equal_sklearn(kind, normalize, data):
     compare("accuracy_score", y_true, y_pred, normalize=normalize, sample_weight=weights)
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=examples(250), deadline=None)
 @given(kind=st.sampled_from(["binary", "signs", "strings", "multiclass", "multiclass", "multilabel", "multilabel"]),
        average=st.sampled_from([None, "micro", "macro", "weighted", "samples"]), ties=st.booleans(),
        data=st.data())

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from in_process import evalkit_cli
 
 import evalkit
 from evalkit.errors import DataError
@@ -61,10 +60,7 @@ def test_crisp_column_of_table_3_from_exact_matching():
 
 
 def test_paper_examples_run_from_the_cli(root: Path):
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(root / "configs" / "soft_keywords.yaml"), "--format", "json"],
-        capture_output=True, text=True, check=True,
-    )
+    done = evalkit_cli("run", root / "configs" / "soft_keywords.yaml", "--format", "json", "--no-report", check=True)
     rows = json.loads(done.stdout)["rows"]
     value = {(r["class"], r["representation"], r["metric"]): r["value"] for r in rows}
     assert round(value[("gray_color", "soft_cardinality", "card_pred")], 2) == 2.60

@@ -10,13 +10,11 @@ from local paths without network (``--no-index --no-build-isolation``).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
+import fresh_venv
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,11 +27,7 @@ OWN = "evalkit-gps,evalkit-fresh-overlap,evalkit-broken"
 
 
 def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "EVALKIT_BLOCK_PLUGINS")}
-    env["EVALKIT_LOAD_PLUGINS"] = OWN
-    done = subprocess.run([str(a) for a in args], capture_output=True, text=True, cwd=cwd, env=env)
-    assert done.returncode == 0, f"{' '.join(map(str, args))}\n{done.stdout}\n{done.stderr}"
-    return done
+    return fresh_venv.run(*args, plugins=OWN, cwd=cwd)
 
 
 def broken_package(folder: Path) -> Path:
@@ -55,29 +49,16 @@ def broken_package(folder: Path) -> Path:
     return folder
 
 
-def source_copy(source: Path, target: Path) -> Path:
-    """A copy of a source tree to build from: pip builds in the tree, leaving build/ behind."""
-    skip = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache", "results", "site")
-    shutil.copytree(source, target, ignore=skip)
-    return target
-
-
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> dict[str, Path]:
     """A fresh virtual environment with evalkit, the GPS example, a generated plugin and a
     broken one installed."""
     base = tmp_path_factory.mktemp("third_party")
-    home = base / "venv"
-    run(sys.executable, "-m", "venv", "--without-pip", home)
-    python, evalkit = home / "bin" / "python", home / "bin" / "evalkit"
-    # This environment's packages (numpy, pip, a setuptools new enough to build offline, ...)
-    # after the venv's own, whether this one is a virtual environment or not.
-    site = run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip()
-    parents = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
-    (Path(site) / "_evalkit_test_parent.pth").write_text("\n".join(parents) + "\n")
-    pip = (python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation")
-    run(*pip, source_copy(ROOT, base / "evalkit"))
-    run(*pip, source_copy(GPS, base / "evalkit-gps"))
+    scripts = fresh_venv.fresh_venv(base / "venv")
+    python, evalkit = scripts / "python", scripts / "evalkit"
+    pip = (python, *fresh_venv.PIP)
+    run(*pip, fresh_venv.source_copy(ROOT, base / "evalkit"))
+    run(*pip, fresh_venv.source_copy(GPS, base / "evalkit-gps"))
     run(evalkit, "new-plugin", "fresh_overlap", "--kind", "metric", "--output", base)
     run(*pip, base / "evalkit-fresh-overlap")
     run(*pip, broken_package(base / "evalkit-broken"))

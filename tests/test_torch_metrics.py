@@ -188,6 +188,7 @@ def _rank_main(rank: int, world: int, port: int, results: dict) -> None:
         dist.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_two_processes_sync_to_the_values_of_all_the_data():
     port = _free_port()
     with mp.Manager() as manager:
