@@ -21,6 +21,7 @@ from evalkit.keywords import suggest_keywords
 from evalkit.plan import Plan, build_plan
 from evalkit.plugins import default_registry
 from evalkit.progress import Progress
+from evalkit.protocols import optional
 from evalkit.registry import Registry
 from evalkit.reporting import write_reports
 from evalkit.results import Results
@@ -124,6 +125,7 @@ def results_of(plan: Plan, progress: Progress | None = None) -> Results:
     return Results(
         scored.rows, cfg.name, scored.notes, cfg.model_dump(mode="json", fallback=_describe_value),
         scored.comparisons, scored.agreement, provenance, curves=scored.curves,
+        lower_is_better=[m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")],
     )
 
 

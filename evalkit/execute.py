@@ -192,7 +192,8 @@ def _score_step(
             if system == plan.baseline:
                 continue
             if progress:
-                progress.start(f"{system} vs {plan.baseline}: {test.method} test", 2 * test.resamples)
+                passes = 4 if test.method == "permutation" else 2  # permutations, then the difference's bootstrap
+                progress.start(f"{system} vs {plan.baseline}: {test.method} test", passes * test.resamples)
             compared = paired_tests(system, plan.baseline, scores, samples, step.axes, statistics, progress)
             out.comparisons += [replace(c, sweep_value=step.value) for c in compared]
         skipped = [s for s in systems if s not in scores]

@@ -76,7 +76,10 @@ def tables(results: Results) -> list[Table]:
 
 
 def comparison_table(results: Results) -> Table | None:
-    """The paired tests of a run: each system against the baseline, difference and p-value."""
+    """The paired tests of a run: each system against the system it is compared with (the
+    column ``against``, so that a system named ``baseline`` is not mistaken for it), the
+    difference, its confidence interval, and the p-value; a p-value at its floor 1/(1 + resamples)
+    shows as ``≤ 0.000999``, an upper bound."""
     comps = results.comparisons
     if not comps:
         return None
@@ -84,12 +87,24 @@ def comparison_table(results: Results) -> Table | None:
                 if any(getattr(c, k) is not None for c in comps)]
     rows = [
         [c.system, c.baseline, *(_label(getattr(c, k)) for k in optional), c.metric,
-         "undefined" if math.isnan(c.difference) else f"{c.difference:+.4f}", p_value_text(c.p_value)]
+         "undefined" if math.isnan(c.difference) else f"{c.difference:+.4f}", _interval(c.ci_low, c.ci_high),
+         ("≤ " if c.p_at_floor else "") + p_value_text(c.p_value)]
         for c in comps
     ]
     methods = ", ".join(dict.fromkeys(f"{c.method}, {c.resamples:,} resamples" for c in comps))
-    header = ["system", "baseline", *(k.replace("_", " ") for k in optional), "metric", "difference", "p-value"]
-    return Table(f"Paired tests, system − baseline ({methods})", header, rows, len(header) - 2)
+    statistics = results.config.get("statistics") if isinstance(results.config, dict) else None
+    level = statistics.get("level") if isinstance(statistics, dict) else None
+    interval = f"{level:.0%} interval" if isinstance(level, float) else "interval"
+    header = ["system", "against", *(k.replace("_", " ") for k in optional), "metric", "difference", interval, "p-value"]
+    return Table(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "—"
+    if math.isnan(low) or math.isnan(high):
+        return "undefined"
+    return f"[{low:+.4f}, {high:+.4f}]"
 
 
 def p_value_text(value: float) -> str:

@@ -116,7 +116,9 @@ class Row:
 @dataclass(frozen=True)
 class Comparison:
     """A paired test of ``system`` against ``baseline`` on the same samples, for one measure:
-    ``difference`` = system − baseline, and the two-sided ``p_value`` of "no difference"."""
+    ``difference`` = system − baseline, the two-sided ``p_value`` of "no difference", and the
+    difference's confidence interval ``ci_low``–``ci_high`` (paired bootstrap; None in results
+    written before evalkit computed it)."""
 
     system: str
     baseline: str
@@ -130,21 +132,30 @@ class Comparison:
     method: str  # "permutation" or "bootstrap"
     resamples: int
     sweep_value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
     @classmethod
     def of(
         cls, system: str, baseline: str, measure: Measure, difference: float, p_value: float, method: str,
-        resamples: int,
+        resamples: int, ci_low: float | None = None, ci_high: float | None = None,
     ) -> Comparison:
         return cls(
             system, baseline, measure.representation, measure.similarity, measure.tnorm, measure.averaging,
-            measure.metric, difference, p_value, method, resamples, measure.sweep_value,
+            measure.metric, difference, p_value, method, resamples, measure.sweep_value, ci_low, ci_high,
         )
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["difference"], out["p_value"] = _number(self.difference), _number(self.p_value)
+        for key in ("difference", "p_value", "ci_low", "ci_high"):
+            out[key] = _number(out[key])
         return out
+
+    @property
+    def p_at_floor(self) -> bool:
+        """Whether ``p_value`` is the smallest p the resamples can give, ``1/(1 + resamples)``:
+        the true p may be far smaller, and only more resamples would tell."""
+        return self.p_value <= 1.0 / (1 + self.resamples) * (1 + 1e-9)
 
 
 @dataclass(frozen=True)
@@ -219,6 +230,7 @@ class Results:
     provenance: dict[str, Any] = field(default_factory=dict)
     reports: list[str] = field(default_factory=list)  # the report files written (not a result)
     curves: list[CurveRow] = field(default_factory=list)
+    lower_is_better: list[str] = field(default_factory=list)  # metrics that improve as they fall (a loss)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +241,7 @@ class Results:
             "comparisons": [c.as_dict() for c in self.comparisons],
             "agreement": [a.as_dict() for a in self.agreement],
             "curves": [c.as_dict() for c in self.curves],
+            "lower_is_better": self.lower_is_better,
             "notes": self.notes,
             "config": self.config,
             "provenance": self.provenance,
@@ -465,7 +478,7 @@ def _document(document: Any, where: str) -> Results:
 
     rows = [Row(**_record(r, f"{where}: rows[{i}]", COLUMNS)) for i, r in enumerate(records("rows"))]
     comparisons = [
-        Comparison(**_record(c, f"{where}: comparisons[{i}]", _COMPARISON_COLUMNS))
+        Comparison(**_record(_interval_optional(c), f"{where}: comparisons[{i}]", _COMPARISON_COLUMNS))
         for i, c in enumerate(records("comparisons"))
     ]
     # Agreement names its measures by label: they are the measures of the rows with that label
@@ -490,7 +503,16 @@ def _document(document: Any, where: str) -> Results:
     if not isinstance(name, str) or not isinstance(config, dict) or not isinstance(provenance, dict):
         raise DataError(f"{where}: `name` is not text, or `config` or `provenance` not an object")
     curves = [_curve_row(c, f"{where}: curves[{i}]") for i, c in enumerate(records("curves"))]
-    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves)
+    lower = records("lower_is_better")
+    if not all(isinstance(m, str) for m in lower):
+        raise DataError(f"{where}: `lower_is_better` holds something other than metric names")
+    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower)
+
+
+def _interval_optional(record: Any) -> Any:
+    """A comparison record with ``ci_low`` and ``ci_high`` null where it has none (results written
+    before comparisons carried the difference's interval)."""
+    return {"ci_low": None, "ci_high": None, **record} if isinstance(record, dict) else record
 
 
 def _record(record: Any, where: str, columns: Sequence[str]) -> dict[str, Any]:

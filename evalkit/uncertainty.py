@@ -156,6 +156,11 @@ def paired_tests(
     so each replicate swaps them on a random subset of samples (the two tables stacked, and
     weights choosing a row from either). Bootstrap: both systems on the same resamples; the
     p-value tests whether the difference's distribution excludes 0.
+
+    Each comparison carries the percentile interval (at the run's level) of the difference over
+    paired bootstrap resamples, both systems on the same resamples: the bootstrap test's own, or,
+    for a permutation test (whose replicates are centred on 0 by design, so say nothing about
+    the difference's spread), as many more drawn from the same generator.
     """
     test = config.test
     assert test is not None, "paired tests are run only when the config asks for them"
@@ -174,18 +179,20 @@ def paired_tests(
         )
         as_baseline = replicate_values(axes, tables, np.hstack([1 - masks, masks]), both, progress)
         as_system = replicate_values(axes, tables, np.hstack([masks, 1 - masks]), both, progress)
-    else:
-        weights = stats.bootstrap_weights(n, test.resamples, rng)
-        as_baseline = replicate_values(axes, scores[baseline].tables, weights, samples[baseline], progress)
-        as_system = replicate_values(axes, scores[system].tables, weights, samples[system], progress)
+    weights = stats.bootstrap_weights(n, test.resamples, rng)
+    boot_baseline = replicate_values(axes, scores[baseline].tables, weights, samples[baseline], progress)
+    boot_system = replicate_values(axes, scores[system].tables, weights, samples[system], progress)
     comparisons = []
     for m, difference in observed.items():
-        null = as_system[m] - as_baseline[m]
+        differences = boot_system[m] - boot_baseline[m]
         if test.method == "permutation":
-            p = float(stats.p_value(np.asarray(difference), null))
+            p = float(stats.p_value(np.asarray(difference), as_system[m] - as_baseline[m]))
         else:
-            p = float(stats.paired_bootstrap_p_value(null, np.asarray(difference)))
-        comparisons.append(Comparison.of(system, baseline, m, difference, p, test.method, test.resamples))
+            p = float(stats.paired_bootstrap_p_value(differences, np.asarray(difference)))
+        low, high = stats.percentile_interval(differences, config.level)
+        comparisons.append(
+            Comparison.of(system, baseline, m, difference, p, test.method, test.resamples, float(low), float(high))
+        )
     return comparisons
 
 

@@ -76,8 +76,8 @@ def rich() -> Results:
     ]
     measures = [Measure("set", "f1", "fuzzy", None, "minimum", "micro"), Measure("set", "f1", "fuzzy", None, "product", "micro"),
                 Measure("set", "f1", "crisp", averaging="micro"), Measure("data", "kld")]
-    taus = iter([1.0, 0.3333, 1.0, 0.3333, -0.3333, 1.0])
-    agreement = [Agreement(a, b, next(taus), 0.33, 3) for i, a in enumerate(measures) for b in measures[i + 1:]]
+    taus = iter([1.0, 0.3333, 1.0, 0.3333, -0.3333, 1.0])  # over 5 systems, enough for τ to say something
+    agreement = [Agreement(a, b, next(taus), 0.33, 5) for i, a in enumerate(measures) for b in measures[i + 1:]]
     data_dir = ROOT / "configs" / "data" / "quickstart"
     data = [
         {"role": "reference" if name == "reference" else "prediction", "system": None if name == "reference" else name,
@@ -246,7 +246,7 @@ def test_big_grids_are_capped_and_say_so(monkeypatch):
     # a τ matrix of many "a · b · c" measures compares like with like: every T-norm at one averaging and metric
     measures = [Measure("set", m, "fuzzy", tnorm=f"t{i}", averaging=a) for i in range(12)
                 for a in ("micro", "macro", "weighted", "samples") for m in ("precision", "recall", "f1")]
-    agreement = [Agreement(a, b, 0.5, 0.1, 3) for i, a in enumerate(measures) for b in measures[i + 1:]]
+    agreement = [Agreement(a, b, 0.5, 0.1, 6) for i, a in enumerate(measures) for b in measures[i + 1:]]
     found = plots.gallery(Results([], "tnorms", agreement=agreement))
     assert found.notes == ["Kendall τ matrix: 12 of 144 measures are drawn (those with micro · precision); "
                            "the agreement table holds every pair."]
@@ -262,6 +262,7 @@ def test_figures_are_freed_after_rendering(monkeypatch):
         return fig
 
     monkeypatch.setattr(plots, "_figure", tracked)
+    monkeypatch.setattr(plots, "POOL_FIGURES", sys.maxsize)  # drawn in this process, where they can be tracked
     render_html(run("taggers"))
     gc.collect()
     assert made and all(ref() is None for ref in made)

@@ -184,6 +184,50 @@ def test_permutation_p_values_are_uniform_for_exchangeable_systems():
     assert 0.02 <= (p_values <= 0.05).mean() <= 0.09
 
 
+def paired_interval(first, second, resamples, rng, level=0.95):
+    """The percentile interval of micro F1(second) - micro F1(first) over paired bootstrap
+    resamples drawn here (both systems on the same resampled rows), from ``rng``."""
+    weights = stats.bootstrap_weights(len(REF), resamples, rng)
+    differences = []
+    for w in weights:
+        rows = np.repeat(np.arange(len(w)), w)
+        differences.append(micro_f1(REF[rows], second[rows]) - micro_f1(REF[rows], first[rows]))
+    return np.quantile(differences, [(1 - level) / 2, (1 + level) / 2])
+
+
+@pytest.mark.parametrize("method", ["permutation", "bootstrap"])
+def test_a_paired_test_gives_the_differences_percentile_interval_over_paired_resamples(method: str):
+    statistics = {"level": 0.9, "test": {"method": method, "resamples": 300, "seed": 4}}
+    results = run(averaging="micro", metrics=["f1"], statistics=statistics)
+    (comparison,) = results.comparisons
+    rng = np.random.default_rng(4)
+    if method == "permutation":  # the permutations are drawn first, from the same generator
+        rng.integers(0, 2, size=(300, len(REF)), dtype=bool)
+    low, high = paired_interval(GOOD, BAD, 300, rng, level=0.9)
+    assert (comparison.ci_low, comparison.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert comparison.ci_low < comparison.difference < comparison.ci_high < 0  # bad is clearly worse
+    assert comparison.p_value == pytest.approx(1 / 301) and comparison.p_at_floor  # no resample reaches the gap
+
+
+def test_identical_systems_differ_by_exactly_zero():
+    results = run(data={"reference": REF, "systems": {"a": GOOD, "b": GOOD.copy()}}, averaging="micro",
+                  metrics=["f1"], statistics={"test": {"resamples": 50}})
+    (comparison,) = results.comparisons
+    assert (comparison.difference, comparison.ci_low, comparison.ci_high, comparison.p_value) == (0.0, 0.0, 0.0, 1.0)
+    assert not comparison.p_at_floor
+
+
+def test_results_written_before_comparisons_had_intervals_read_back_without_one():
+    results = run(averaging="micro", metrics=["f1"], statistics={"test": {"resamples": 50}})
+    document = json.loads(results.to_json())
+    for record in document["comparisons"]:
+        del record["ci_low"], record["ci_high"]
+    del document["lower_is_better"]
+    (comparison,) = evalkit.Results.from_json(json.dumps(document)).comparisons
+    assert (comparison.ci_low, comparison.ci_high) == (None, None)
+    assert comparison.difference == results.comparisons[0].difference
+
+
 def test_bootstrap_test_and_baseline_choice():
     results = run(
         averaging="macro", metrics=["precision"],

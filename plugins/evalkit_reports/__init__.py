@@ -12,9 +12,19 @@ from evalkit.plugin import (
     BaseComponent,
     Results,
     comparison_table,
+    glossary,
     hookimpl,
     markdown,
     tables,
+)
+from evalkit_reports.findings import (
+    agreement_note,
+    comparison_lines,
+    floor_note,
+    marked,
+    summary,
+    summary_lines,
+    unit_note,
 )
 from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
 
@@ -33,15 +43,30 @@ class MarkdownWriter(BaseComponent):
 
     def render(self, results: Results) -> str:
         parts = [f"# {markdown(results.name or 'evalkit results')}", ""]
-        found = [*tables(results), comparison_table(results)]
-        parts += [markdown(table) + "\n" for table in found if table is not None]
+        found = summary(results)
+        lines = [*(summary_lines(found) if found else []), *comparison_lines(results)]
+        if lines:
+            parts += ["## Summary", "", *(f"- {markdown(line)}" for line in lines), ""]
+        parts += [markdown(marked(table)) + "\n" for table in tables(results)]
+        parts += [f"{markdown(note)}\n" for note in [unit_note(results.rows)] if note]
+        compared = comparison_table(results)
+        if compared is not None:
+            parts.append(markdown(compared) + "\n")
+            parts += [f"{markdown(note)}\n" for note in [floor_note(results)] if note]
         if results.agreement:
-            taus = [a.tau for a in results.agreement if a.tau == a.tau]
-            parts.append(
-                f"Rank agreement: Kendall's τ over {len(results.agreement)} pairs of measures"
-                + (f", from {min(taus):.3f} to {max(taus):.3f}" if taus else "")
-                + " (every pair in the JSON and HTML reports).\n"
-            )
+            note = agreement_note(results)
+            if note:
+                parts.append(markdown(note) + "\n")
+            else:
+                taus = [a.tau for a in results.agreement if a.tau == a.tau]
+                parts.append(
+                    f"Rank agreement: Kendall's τ over {len(results.agreement)} pairs of measures"
+                    + (f", from {min(taus):.3f} to {max(taus):.3f}" if taus else "")
+                    + " (every pair in the JSON and HTML reports).\n"
+                )
+        words = glossary(dict.fromkeys(n for r in results.rows for n in (r.metric, r.averaging) if n is not None))
+        if words:
+            parts += ["## Glossary", "", *(f"- `{markdown(k)}`: {markdown(v)}" for k, v in words.items()), ""]
         parts += [f"- {markdown(note)}" for note in results.notes]
         return "\n".join(parts).rstrip() + "\n"
 

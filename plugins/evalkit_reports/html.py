@@ -27,8 +27,19 @@ from evalkit.plugin import (
     Results,
     __version__,
     comparison_table,
+    glossary,
     p_value_text,
     tables,
+)
+from evalkit_reports.findings import (
+    MARK,
+    agreement_note,
+    comparison_lines,
+    floor_note,
+    marked,
+    summary,
+    summary_lines,
+    unit_note,
 )
 
 #: (heading, Row attribute) of each comparison axis listed at the top of the report.
@@ -46,6 +57,8 @@ AXES = (
 
 #: Agreement tables longer than this show the least agreeing pairs, and every pair folded away.
 MAX_AGREEMENT_ROWS = 60
+#: A section or table with more rows than this starts folded (its heading says how many).
+MAX_OPEN_ROWS = 40
 
 
 class HtmlWriter(BaseComponent):
@@ -109,20 +122,29 @@ def render_html(results: Results) -> str:
     if not created:
         created, stamp_label = datetime.now(timezone.utc).isoformat(timespec="seconds"), "rendered"
 
-    sections: list[tuple[str, str, str]] = []  # (id, heading, body)
-    sections.append(("axes", "What was compared", _axes(results)))
+    sections: list[tuple[str, str, str, bool]] = []  # (id, heading, body, open)
+    brief = _summary(results)
+    if brief:
+        sections.append(("summary", "Summary", brief, True))
+    sections.append(("axes", "What was compared", _axes(results), True))
     figures_html, figure_notes = _figures(results)
     notes = [*results.notes, *figure_notes]
     if notes:
-        sections.append(("notes", "Notes", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>"))
-    sections.append(("tables", "Results", _tables(results)))
+        sections.append(("notes", "Notes", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>", True))
+    sections.append(("tables", "Results", _tables(results), True))
     if results.comparisons:
-        sections.append(("comparisons", "Paired comparisons", _comparisons(results)))
+        sections.append(("comparisons", f"Paired comparisons ({len(results.comparisons):,})", _comparisons(results),
+                         len(results.comparisons) <= MAX_OPEN_ROWS))
     if results.agreement:
-        sections.append(("agreement", "Rank agreement", _agreement(results)))
+        note = agreement_note(results)
+        body = f'<p class="hint">{_e(note)}</p>' if note else _agreement(results)
+        sections.append(("agreement", "Rank agreement", body, True))
     if figures_html:
-        sections.append(("figures", "Figures", figures_html))
-    sections.append(("provenance", "Provenance", _provenance(results)))
+        sections.append(("figures", "Figures", figures_html, True))
+    words = _glossary(results)
+    if words:
+        sections.append(("glossary", "Glossary", words, True))
+    sections.append(("provenance", "Provenance", _provenance(results), False))
 
     meta = [f"evalkit {_e(version)}"]
     if version != __version__:
@@ -146,12 +168,13 @@ def render_html(results: Results) -> str:
         f'<p class="meta">{" · ".join(meta)}</p>',
         "</header>",
         '<nav aria-label="Contents"><ol>'
-        + "".join(f'<li><a href="#{sid}">{_e(heading)}</a></li>' for sid, heading, _ in sections)
+        + "".join(f'<li><a href="#{sid}">{_e(heading)}</a></li>' for sid, heading, _, _ in sections)
         + "</ol></nav>",
         "<main>",
     ]
-    for sid, heading, body in sections:
-        parts += [f'<section id="{sid}">', f"<h2>{_e(heading)}</h2>", body, "</section>"]
+    for sid, heading, body, unfolded in sections:  # each folds away under its heading
+        parts += [f'<section id="{sid}">', f'<details{" open" if unfolded else ""}>',
+                  f"<summary><h2>{_e(heading)}</h2></summary>", body, "</details>", "</section>"]
     parts += ["</main>", "</body>", "</html>", ""]
     return "\n".join(parts)
 
@@ -207,15 +230,37 @@ def _statistics_line(results: Results) -> str:
     return f'<p class="hint">{_e(text)}.</p>'
 
 
+def _summary(results: Results) -> str:
+    """The best system per measure, where the measures disagree, and the paired tests in brief."""
+    found = summary(results)
+    lines = [*(summary_lines(found) if found else []), *comparison_lines(results)]
+    return "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>" if lines else ""
+
+
 def _tables(results: Results) -> str:
     found = tables(results)
     if not found:
         return "<p>No rows.</p>"
     parts = [_statistics_line(results)]
-    for table in found:
-        parts.append(f"<h3>{_e(table.title)}</h3>")
+    for table in map(marked, found):
+        folded = "" if len(table.rows) > MAX_OPEN_ROWS else " open"
+        parts.append(f"<details{folded}><summary><h3>{_e(table.title)}</h3> "
+                     f'<span class="count">({len(table.rows):,} rows)</span></summary>')
         parts.append(_table(table.header, table.rows, table.n_index, group_by_first=True))
+        parts.append("</details>")
+    note = unit_note(results.rows)
+    if note:
+        parts.append(f'<p class="hint out-note">{_e(note)}</p>')
     return "\n".join(p for p in parts if p)
+
+
+def _glossary(results: Results) -> str:
+    """What the metric and averaging names in the tables mean, from their components."""
+    names = [name for r in results.rows for name in (r.metric, r.averaging) if name is not None]
+    lines = glossary(dict.fromkeys(names))
+    if not lines:
+        return ""
+    return "<dl>" + "".join(f"<dt><code>{_e(k)}</code></dt><dd>{_e(v)}</dd>" for k, v in lines.items()) + "</dl>"
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], n_index: int, group_by_first: bool = False,
@@ -232,13 +277,16 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], n_index: int, g
             attrs = ' class="group"'
         previous = row[0]
         cells = []
-        for i, cell in enumerate(row):
+        for i, cell in enumerate(map(str, row)):
             kind = ["num"] if i in numeric else []
             if cell == "undefined":
                 kind.append("undef")
+            if cell.endswith(MARK):
+                kind.append("out")
             kind += [classes[i]] if i < len(classes) and classes[i] else []
             cls = f' class="{" ".join(kind)}"' if kind else ""
-            cells.append(f"<td{cls}>{_e(cell)}</td>")
+            title = ' title="outside [0, 1]: see the note below the tables"' if cell.endswith(MARK) else ""
+            cells.append(f"<td{cls}{title}>{_e(cell)}</td>")
         body.append(f"<tr{attrs}>{''.join(cells)}</tr>")
     return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
@@ -253,8 +301,12 @@ def _number(value: float | None, digits: int = 4, sign: bool = False) -> str:
 def _comparisons(results: Results) -> str:
     table = comparison_table(results)
     assert table is not None, "called only for results with comparisons"
-    hint = ('<p class="hint">difference = system − baseline on the same samples; the p-value is '
-            f"two-sided, for the hypothesis of no difference ({_e(table.title.split('(', 1)[1][:-1])}).</p>")
+    hint = ('<p class="hint">difference = system − against, on the same samples, with its confidence interval '
+            "(paired bootstrap); the p-value is two-sided, for the hypothesis of no difference "
+            f"({_e(table.title.split('(', 1)[1][:-1])}).</p>")
+    floor = floor_note(results)
+    if floor:
+        hint += f'<p class="hint">{_e(floor)}</p>'
     return hint + _table(table.header, table.rows, table.n_index, group_by_first=True)
 
 
@@ -278,12 +330,11 @@ def _agreement(results: Results) -> str:
 def _figures(results: Results) -> tuple[str, list[str]]:
     if not results.rows and not results.agreement:
         return "", []
-    from evalkit_reports.plots import DISPLAY_DPI, DPI, gallery, image
+    from evalkit_reports.plots import DISPLAY_DPI, DPI, gallery, images
 
     found = gallery(results)
     parts = []
-    for n, plot in enumerate(found.plots, start=1):
-        png = image(plot, "png")
+    for n, (plot, png) in enumerate(zip(found.plots, images(found.plots, "png")), start=1):
         width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
         width, height = round(width * DISPLAY_DPI / DPI), round(height * DISPLAY_DPI / DPI)
         data = base64.b64encode(png).decode("ascii")
@@ -395,6 +446,15 @@ figure img { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 14px; margin-top: .4em; max-width: 90ch; }
 details { margin: .5em 0 1.2em; }
 summary { cursor: pointer; color: var(--accent); margin-bottom: .5em; }
+summary h2, summary h3 { display: inline; color: var(--fg); }
+section > details > summary { margin: 2.2em 0 .6em; padding-bottom: .25em; border-bottom: 1px solid var(--line); }
+section > details > summary h2 { font-size: 1.35em; margin: 0; padding: 0; border: none; }
+summary h3 { margin: 0; }
+.count { color: var(--muted); font-size: 13px; }
+td.out { color: #b35900; font-weight: 600; }
+dl { margin: 0; }
+dt { margin-top: .5em; }
+dd { margin: 0 0 0 1.5em; color: var(--muted); }
 figcaption .file { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
 @media print { nav { display: none; } figure, table { break-inside: avoid; } }
 """.strip()

@@ -8,7 +8,11 @@ anywhere. Which figures exist depends on the rows:
   system, representation and similarity that has at least two T-norms;
 - ``bars-…``: systems side by side per metric, one panel per T-norm and averaging, one figure per
   representation (and similarity), with confidence whiskers when rows carry ``ci_low``/``ci_high``;
+  with more than MAX_BAR_ROWS component combinations, ``dots`` instead: a dot per system for each
+  combination, one panel per metric and averaging;
   ``bars-data-metrics`` does the same for metrics that are not set ratios (KL divergence, mAP…);
+- ``classes-…``: per-class values (averaging ``none``), a horizontal bar per class and system,
+  one panel per metric, one figure per component combination;
 - ``sweep-…``: each metric against the swept value, one line per system and component
   combination, a band for the confidence interval;
 - ``levels-…``: a metric per level (OmAP per λ), one line per system, and each system's difference
@@ -30,8 +34,12 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import multiprocessing
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -39,9 +47,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import PIL.Image
 from cycler import cycler
 from matplotlib import colormaps
 from matplotlib import style as mpl_style
+from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
@@ -50,6 +60,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from evalkit.plugin import CurveRow, Measure, Results, Row, atomic_write, level_differences, visible
+from evalkit_reports.findings import agreement_note
 
 #: Resolution of the image files; a page shows them at DISPLAY_DPI, so they stay sharp on HiDPI.
 DPI = 150
@@ -63,7 +74,10 @@ MAX_LEVEL_FIGURES = 8
 MAX_PANELS = 16
 MAX_LINES = 10
 MAX_MEASURES = 30
+MAX_CLASSES = 40
 MAX_WIDTH = 9.6  # inches: 960 px on the page
+#: From this many figures on, they are drawn in worker processes (:func:`images`).
+POOL_FIGURES = 2
 
 #: Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
@@ -102,7 +116,6 @@ RC = {
     "svg.hashsalt": "evalkit",
     "path.simplify": True,
 }
-METADATA = {"png": {"Software": None}, "svg": {"Date": None}}
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ class Plot:
     ``draw()``, which makes the :class:`Figure` (call it inside :func:`style`)."""
 
     name: str
-    kind: str  # heatmap, bars, sweep, levels, agreement
+    kind: str  # heatmap, bars, dots, classes, sweep, levels, agreement, curve
     title: str
     caption: str
     alt: str
@@ -144,10 +157,12 @@ def gallery(results: Results) -> Gallery:
     data_rows = [r for r in plain if r.averaging is None]
     sweep_rows = [r for r in results.rows if r.sweep is not None and r.class_ is None and r.level is None]
     level_rows = [r for r in results.rows if r.level is not None and r.sweep is None and r.class_ is None]
+    class_rows = [r for r in results.rows if r.class_ is not None and r.level is None and r.sweep is None]
     plots = [
         *_heatmaps(set_rows, notes),
         *_set_bars(set_rows, colours, notes),
         *_data_bars(data_rows, colours, notes),
+        *_per_class(class_rows, colours, notes),
         *_sweeps(sweep_rows, colours, notes),
         *_levels(level_rows, colours, notes),
         *_agreement(results, notes),
@@ -176,28 +191,69 @@ def style() -> Iterator[None]:
 
 
 def image(plot: Plot, fmt: str) -> bytes:
-    """``plot`` drawn and saved as ``fmt`` ("png" or "svg"), reproducibly; the figure is cleared
-    after saving."""
-    if fmt not in METADATA:
+    """``plot`` drawn once and saved as ``fmt`` ("png" or "svg"), reproducibly; the figure's
+    canvas and pixel buffer are freed after saving.
+
+    A PNG is the Agg canvas' buffer after one draw (which runs the constrained layout once),
+    encoded as ``savefig`` would but without the alpha channel, which the opaque figures do not
+    use (a third faster to encode, a tenth smaller): ``savefig`` on a figure with a layout
+    engine first makes a dry run of the whole draw to place the layout, which doubled the cost
+    of every figure."""
+    if fmt not in ("png", "svg"):
         raise ValueError(f"figures are written as png or svg, not {fmt!r}")
     buffer = io.BytesIO()
     with style():
         fig = plot.draw()
         try:
-            fig.savefig(buffer, format=fmt, dpi=DPI, metadata=METADATA[fmt])
-        finally:
-            fig.clear()
+            if fmt == "png":
+                canvas = fig.canvas
+                assert isinstance(canvas, FigureCanvasAgg), "every figure is made on an Agg canvas (_figure)"
+                fig.set_dpi(DPI)
+                canvas.draw()
+                opaque = np.asarray(canvas.buffer_rgba())[..., :3]  # RC's white figure: alpha is 255 throughout
+                PIL.Image.fromarray(opaque).save(buffer, format="png", dpi=(DPI, DPI))  # no software version
+            else:
+                fig.savefig(buffer, format="svg", dpi=DPI, metadata={"Date": None})  # no timestamp
+        finally:  # the canvas and its pixel buffer go now; the figure's other cycles to the collector
+            FigureCanvasBase(fig)  # (cheaper than fig.clear(), which rebuilt every axis to empty it)
     return buffer.getvalue()
+
+
+def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
+    """Every plot as ``fmt`` (:func:`image`), in order: drawn by forked worker processes, one per
+    core, when there are at least :data:`POOL_FIGURES` of them; otherwise here.
+
+    Measured on 2 cores: a pool of two forked workers costs about 40 ms to start and stop, a
+    figure 0.1–1 s of pure-Python matplotlib work, so two figures already pay (taggers' two:
+    0.28–0.37 s against 0.42–0.53 s here; docs/benchmarks.md). Forking shares the plots with the
+    workers without pickling them (they hold closures). Where fork is unsafe or absent (macOS,
+    Windows) the figures are drawn here. The bytes are the same either way."""
+    workers = min(len(plots), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    if len(plots) < POOL_FIGURES or workers < 2 or not sys.platform.startswith("linux"):
+        return [image(plot, fmt) for plot in plots]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_receive, initargs=(plots,)) as pool:
+        return list(pool.map(partial(_image_at, fmt=fmt), range(len(plots))))
+
+
+_received: Sequence[Plot] = ()  # a worker's plots, inherited through fork
+
+
+def _receive(plots: Sequence[Plot]) -> None:
+    global _received
+    _received = plots
+
+
+def _image_at(index: int, fmt: str) -> bytes:
+    return image(_received[index], fmt)
 
 
 def write_images(results: Results, out: Path, fmt: str) -> list[Path]:
     """One file per figure, ``{out}-{name}.{fmt}``; returns the paths written."""
     out = Path(out)
-    written = []
-    for plot in gallery(results).plots:
-        path = out.with_name(f"{out.name}-{plot.name}.{fmt}")
-        written.append(atomic_write(path, image(plot, fmt)))
-    return written
+    found = gallery(results).plots
+    paths = [out.with_name(f"{out.name}-{plot.name}.{fmt}") for plot in found]
+    return [atomic_write(path, data) for path, data in zip(paths, images(found, fmt))]
 
 
 def system_colours(rows: Iterable[Row]) -> dict[str, str]:
@@ -329,20 +385,25 @@ def _mark_flat_bars(ax, bars: list[tuple[float | np.integer, float]]) -> None:
                     fontsize=6.5, color="#444444")
 
 
-def _errorbars(ax, xs: np.ndarray, rows: Sequence[Row | None]) -> None:
-    """Whiskers at the bars ``xs`` of the rows (None: no bar) that have a confidence interval."""
+def _errorbars(ax, at: Iterable[float] | np.ndarray, rows: Sequence[Row | None], horizontal: bool = False,
+               colour: str = "#222222", capsize: float | None = None) -> None:
+    """Whiskers for the rows (None: nothing drawn there) that have a confidence interval, at
+    the positions ``at`` along the category axis: x (bars), or y when ``horizontal``."""
     points = [
-        (x, r.value, r.ci_low, r.ci_high)
-        for x, r in zip(xs, rows)
+        (position, r.value, r.ci_low, r.ci_high)
+        for position, r in zip(at, rows)
         if r is not None and r.ci_low is not None and r.ci_high is not None
     ]
     if not points:
         return
-    x = [p[0] for p in points]
-    y = [p[1] for p in points]
-    low = [max(value - ci_low, 0) for _, value, ci_low, _ in points]
-    high = [max(ci_high - value, 0) for _, value, _, ci_high in points]
-    ax.errorbar(x, y, yerr=[low, high], fmt="none", ecolor="#222222", elinewidth=0.9, zorder=3)
+    where = [p[0] for p in points]
+    value = [p[1] for p in points]
+    spread = [[max(v - low, 0) for _, v, low, _ in points], [max(high - v, 0) for _, v, _, high in points]]
+    style: dict[str, Any] = dict(fmt="none", ecolor=colour, elinewidth=0.9, zorder=3, capsize=capsize)
+    if horizontal:
+        ax.errorbar(value, where, xerr=spread, **style)
+    else:
+        ax.errorbar(where, value, yerr=spread, **style)
 
 
 # --- (a) heatmaps: T-norm × averaging per system ---------------------------------------------
@@ -423,8 +484,11 @@ def _draw_heatmap(title: str, rows: list[Row]) -> Figure:
 
 def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
     """One panel per (representation, similarity, T-norm) and averaging: panel rows are the
-    component combinations, panel columns the averagings, at most MAX_BAR_ROWS rows a figure."""
+    component combinations, panel columns the averagings. More than MAX_BAR_ROWS combinations
+    (12 T-norms) are a dot plot instead (:func:`_dots`): a grid of bars would run to pages."""
     combos = list(_group(rows, lambda r: (r.representation, r.similarity, r.tnorm)).items())
+    if len(combos) > MAX_BAR_ROWS:
+        return _dots(rows, combos, colours, notes)
     chunks = [combos[i:i + MAX_BAR_ROWS] for i in range(0, len(combos), MAX_BAR_ROWS)]
     chunks = _cap(chunks, MAX_BAR_FIGURES, "Bar charts of the set metrics", notes, "the tables hold every value")
     plots = []
@@ -493,6 +557,69 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
     return fig
 
 
+def _dots(rows: list[Row], combos: list[tuple[tuple, list[Row]]], colours: dict[str, str],
+          notes: list[str]) -> list[Plot]:
+    """Every system's value per component combination, one panel per metric and averaging."""
+    systems, metrics, averagings = _distinct(rows, "system"), _distinct(rows, "metric"), _distinct(rows, "averaging")
+    panels = [(m, a) for m in metrics for a in averagings]
+    if len(panels) > MAX_PANELS:
+        notes.append(f"Dot plot of the set metrics: the first {MAX_PANELS} of {len(panels)} metric × averaging "
+                     "panels are drawn; the tables hold every value.")
+    names = [_join(key) for key, _ in combos]
+    ci = " Whiskers: confidence intervals." if _has_ci(rows) else ""
+    return [Plot(
+        name="dots",
+        kind="dots",
+        title="Set metrics",
+        caption=(f"{_words(metrics)} of each system (a dot each) for every component combination "
+                 f"({len(combos)}, rows), one panel per metric (rows of panels) and averaging (columns).{ci}"),
+        alt=(f"Dot plots, one panel per metric and averaging ({_words(metrics)}; {_words(averagings)}): for each of "
+             f"{_words(names)}, a dot per system ({_words(systems)})" + (" with confidence whiskers." if ci else ".")),
+        draw=partial(_draw_dots, rows, [key for key, _ in combos], panels[:MAX_PANELS], colours),
+    )]
+
+
+def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colours: dict[str, str]) -> Figure:
+    systems = _distinct(rows, "system")
+    averagings = list(dict.fromkeys(a for _, a in panels))
+    ncols = len(averagings)
+    nrows = math.ceil(len(panels) / ncols)
+    varying = [i for i in range(3) if len({key[i] for key in combos}) > 1] or [0, 1, 2]
+    names = [_join(key[i] for i in varying) or NONE for key in combos]  # the parts all share: in the title
+    shared = _join(combos[0][i] for i in range(3) if i not in varying)
+    longest = max(len(n) for n in names)
+    fig = _figure(ncols * 2.1 + min(longest, 30) * 0.065 + 1.3, nrows * (len(combos) * 0.2 + 0.7) + 0.5)
+    unit = _unit(rows)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True, sharex=unit).ravel().tolist()
+    cells = {(r.metric, r.averaging, r.system, (r.representation, r.similarity, r.tnorm)): r for r in rows}
+    y = np.arange(len(combos))
+    offsets = (np.arange(len(systems)) - (len(systems) - 1) / 2) * min(0.2, 0.6 / len(systems))
+    for i, (ax, (metric, averaging)) in enumerate(zip(axes, panels)):
+        for k, system in enumerate(systems):
+            found = [cells.get((metric, averaging, system, key)) for key in combos]
+            shown = [(yi + offsets[k], r) for yi, r in zip(y, found) if r is not None]
+            _errorbars(ax, [yi for yi, _ in shown], [r for _, r in shown], horizontal=True, colour=colours[system],
+                       capsize=0)
+            ax.plot([r.value for _, r in shown], [yi for yi, _ in shown], linestyle="none", marker=MARKERS[k % len(MARKERS)],
+                    color=colours[system], markersize=4, label=system)
+        if i < ncols:
+            ax.set_title(averaging, fontweight="bold")
+        if i % ncols == 0:
+            ax.set_ylabel(metric)
+        ax.grid(True, axis="x")
+        if unit:
+            ax.set_xlim(-0.02, 1.02)
+    axes[0].set_yticks(y, names)
+    axes[0].yaxis.set_inverted(True)  # the first combination on top, as in the tables
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    handles = [Line2D([], [], linestyle="none", marker=MARKERS[k % len(MARKERS)], color=colours[s], label=s)
+               for k, s in enumerate(systems)]
+    fig.legend(handles=handles, title="system", loc="outside right upper")
+    fig.suptitle(f"Set metrics — {shared}" if shared else "Set metrics")
+    return fig
+
+
 def _wrap(key: Iterable[object], width: int) -> str:
     """A long axis label of parts, broken between parts."""
     parts, lines = [str(p) for p in key if p is not None], [""]
@@ -547,6 +674,65 @@ def _draw_data_bars(rows: list[Row], colours: dict[str, str]) -> Figure:
             ax.axhline(0, color="#444444", linewidth=0.8)
         _mark_flat_bars(ax, [(xi, r.value) for xi, r in zip(x, found) if r is not None])
     fig.suptitle("Data metrics")
+    return fig
+
+
+# --- (b') per-class bars ----------------------------------------------------------------------
+
+def _per_class(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
+    groups = list(_group(rows, lambda r: (r.representation, r.similarity, r.tnorm, r.averaging)).items())
+    groups = _cap(groups, MAX_BAR_FIGURES, "Per-class bar charts", notes, "the per-class table holds every value")
+    plots = []
+    for key, group in groups:
+        classes, systems, metrics = _distinct(group, "class_"), _distinct(group, "system"), _distinct(group, "metric")
+        if len(classes) > MAX_CLASSES:
+            notes.append(f"Per-class bar chart ({_join(key)}): the first {MAX_CLASSES} of {len(classes)} classes "
+                         "are drawn; the per-class table holds every value.")
+        where = _join(key)
+        ci = " Whiskers: confidence intervals." if _has_ci(group) else ""
+        plots.append(Plot(
+            name=_slug("classes", *key),
+            kind="classes",
+            title=f"Per class — {where}" if where else "Per class",
+            caption=(f"{_words(metrics)} of each class ({len(classes)}), a bar per system, one panel per metric"
+                     + (f" ({where})" if where else "") + f".{ci}"),
+            alt=(f"Horizontal bar charts, one panel per metric ({_words(metrics)}): a row per class "
+                 f"({_words(classes[:MAX_CLASSES])}), bars for the systems {_words(systems)}."),
+            draw=partial(_draw_per_class, where, group, colours),
+        ))
+    return plots
+
+
+def _draw_per_class(where: str, rows: list[Row], colours: dict[str, str]) -> Figure:
+    classes = _distinct(rows, "class_")[:MAX_CLASSES]
+    systems, metrics = _distinct(rows, "system"), _distinct(rows, "metric")[:MAX_PANELS]
+    ncols = min(len(metrics), 3)
+    nrows = math.ceil(len(metrics) / ncols)
+    longest = max(len(label(c)) for c in classes)
+    height = len(classes) * (len(systems) * 0.13 + 0.12) + 0.9
+    fig = _figure(ncols * 2.8 + min(longest, 30) * 0.065 + 1.4, nrows * height + 0.4)
+    axes = _axes_grid(fig, len(metrics), ncols, sharey=True)
+    width = 0.8 / len(systems)
+    y = np.arange(len(classes))
+    cells = {(r.metric, r.system, r.class_): r for r in rows}
+    for ax, metric in zip(axes, metrics):
+        panel = [r for r in rows if r.metric == metric]
+        for k, system in enumerate(systems):
+            found = [cells.get((metric, system, c)) for c in classes]
+            ys = y + (k - (len(systems) - 1) / 2) * width
+            values = [r.value if r else np.nan for r in found]
+            ax.barh(ys, values, width, color=colours[system], label=system, edgecolor="white", linewidth=0.4)
+            _errorbars(ax, ys, found, horizontal=True)
+        ax.set_yticks(y, [label(c) for c in classes])
+        ax.yaxis.set_inverted(True)  # the first class on top, as in the table
+        ax.set_title(metric)
+        ax.grid(True, axis="x")
+        ax.grid(False, axis="y")
+        if _unit(panel):
+            ax.set_xlim(0, 1.04)
+    handles = [Patch(facecolor=colours[s], label=s) for s in systems]
+    fig.legend(handles=handles, title="system", loc="outside right upper")
+    fig.suptitle(f"Per class — {where}" if where else "Per class")
     return fig
 
 
@@ -700,7 +886,7 @@ def _draw_levels(what: str, rows: list[Row], colours: dict[str, str]) -> Figure:
 
 def _agreement(results: Results, notes: list[str]) -> list[Plot]:
     measures = list(dict.fromkeys(m for a in results.agreement for m in (a.measure_a, a.measure_b)))
-    if len(measures) < 2:
+    if len(measures) < 2 or agreement_note(results) is not None:  # the pages say why
         return []
     if len(measures) > MAX_MEASURES:
         chosen, fixed = _narrow(measures)

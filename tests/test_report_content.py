@@ -1,0 +1,226 @@
+"""What the HTML and Markdown reports say: the summary at the top, paired tests with the
+difference's interval and their p-value floor, rank agreement only where it can say something,
+per-class figures, folded sections, values outside [0, 1] marked and explained, the glossary;
+and figures drawn in worker processes byte for byte as here. Real runs, real renders."""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+import evalkit
+from evalkit.measures import Measure
+from evalkit.plugins import default_registry
+from evalkit.results import Agreement, Results, Row
+from evalkit_reports import findings, plots
+from evalkit_reports.html import render_html
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "configs" / "data" / "quickstart"
+SYSTEMS = ("dwsnet", "baseline", "tiny")
+_cache: dict[str, Results] = {}
+
+
+def markdown(results: Results) -> str:
+    return default_registry().create("report_writer", "markdown").render(results)
+
+
+def tested() -> Results:
+    """Three systems, permutation tests at their p floor, and rank agreement."""
+    if "tested" not in _cache:
+        _cache["tested"] = evalkit.run({
+            "name": "tested",
+            "data": {"reference": str(DATA / "reference.csv"), "systems": {s: str(DATA / f"{s}.csv") for s in SYSTEMS}},
+            "tnorm": ["minimum", "product"], "averaging": ["micro", "macro"], "metrics": ["precision", "f1"],
+            "statistics": {"test": {"resamples": 99, "seed": 1}, "agreement": True},
+        }, write_reports=False)
+    return _cache["tested"]
+
+
+def soft_above_one() -> Results:
+    """docs/faq.md's example: soft precision 7/6 (unbounded), 1 (bound: true)."""
+    if "soft" not in _cache:
+        _cache["soft"] = evalkit.run({
+            "name": "soft", "data": {"reference": [["cat", "dog"]], "systems": {"system": [["pet"]], "other": [["cat"]]}},
+            "representation": ["soft_cardinality", {"name": "soft_cardinality", "bound": True}],
+            "similarity": {"name": "matrix", "values": [["pet", "cat", 0.5], ["pet", "dog", 0.5]], "default": 0},
+            "averaging": "micro", "metrics": ["card_inter", "precision", "recall", "f1"],
+        }, write_reports=False)
+    return _cache["soft"]
+
+
+def section(page: str, sid: str) -> str:
+    found = re.search(rf'<section id="{sid}">(.*?)</section>', page, re.S)
+    assert found, f"no section {sid}"
+    return found.group(1)
+
+
+# --- summary ----------------------------------------------------------------------------------
+
+def test_the_summary_names_the_best_system_of_every_measure_a_loss_lowest():
+    results = evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)
+    # 4 component combinations x 3 metrics x 2 averagings, and KLD: dwsnet is highest on each
+    # ratio and lowest on KLD (0.0519 against 0.1889 and 0.1982)
+    assert results.lower_is_better == ["kld"]
+    line = "dwsnet is best on every measure (25)."
+    assert f"<li>{line}</li>" in section(render_html(results), "summary")
+    assert f"## Summary\n\n- {line}\n" in markdown(results)
+
+
+def test_the_summary_says_where_the_measures_disagree_and_where_systems_tie():
+    rows = [Row(s, "fuzzy", None, "minimum", a, "f1", v) for s, a, v in (
+        ("a", "micro", 0.8), ("b", "micro", 0.7), ("a", "macro", 0.6), ("b", "macro", 0.65),
+        ("a", "weighted", 0.9), ("b", "weighted", 0.5), ("a", "samples", 0.5), ("b", "samples", 0.5))]
+    rows += [Row("a", None, None, None, None, "kld", 0.3), Row("b", None, None, None, None, "kld", 0.2)]
+    rows += [Row(s, "fuzzy", None, "minimum", "micro", "card_inter", v) for s, v in (("a", 3.0), ("b", 9.0))]
+    results = Results(rows, "disagree", lower_is_better=["kld"])
+    assert findings.summary_lines(findings.summary(results)) == [
+        "a is best on 2 of 5 measures.",
+        "b is best on 2 of 5 measures.",
+        "The measures disagree about the best system: where a is not best, "
+        "fuzzy · minimum · macro · f1 → b; kld → b.",
+        "Tied for best on 1 measures: fuzzy · minimum · samples · f1 (a = b).",
+    ]  # card_inter is a size: no system is best on it
+    assert "where a is not best, fuzzy · minimum · macro · f1 → b; kld → b." in render_html(results)
+    assert findings.summary(Results(rows[:1], "one system")) is None
+
+
+# --- paired tests -----------------------------------------------------------------------------
+
+def test_paired_tests_show_the_difference_its_interval_and_the_p_floor():
+    results = tested()
+    page, text = render_html(results), markdown(results)
+    comparisons = section(page, "comparisons")
+    header = re.search(r"<thead>(.*?)</thead>", comparisons).group(1)
+    assert re.findall(r">([^<]+)</th>", header) == [
+        "system", "against", "representation", "tnorm", "averaging", "metric", "difference", "95% interval", "p-value"]
+    first = results.comparisons[0]
+    assert (first.system, first.baseline) == ("baseline", "dwsnet")
+    assert first.ci_low < first.difference < first.ci_high < 0 and first.p_value == pytest.approx(1 / 100)
+    cells = f"<td class=\"num\">{first.difference:+.4f}</td><td class=\"num\">[{first.ci_low:+.4f}, {first.ci_high:+.4f}]</td>" \
+            "<td class=\"num\">≤ 0.0100</td>"
+    assert cells in comparisons
+    at_floor = sum(c.p_at_floor for c in results.comparisons)
+    note = (f"{at_floor} of 16 p-values sit at their floor, shown as “≤”: p ≤ 1/(99 + 1) = 0.01. "
+            "The true p may be far smaller: increase resamples to resolve smaller p.")
+    assert at_floor >= 8 and note in comparisons and note in text
+    assert f"| baseline | dwsnet | fuzzy | minimum | micro | precision | {first.difference:+.4f} | " \
+           f"\\[{first.ci_low:+.4f}, {first.ci_high:+.4f}\\] | ≤ 0.0100 |" in text
+    below = sum(1 for c in results.comparisons if c.system == "tiny" and c.ci_high < 0)
+    significant = sum(1 for c in results.comparisons if c.system == "tiny" and c.p_value < 0.05)
+    assert (f"tiny against dwsnet: p &lt; 0.05 on {significant} of 8 measures; the difference&#x27;s 95% interval "
+            f"excludes 0 on {below} ({below} below 0, 0 above).") in section(page, "summary")
+
+
+# --- rank agreement ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_the_smallest_p_of_kendalls_tau_is_that_of_a_perfect_order(n: int):
+    exact = scipy_stats.kendalltau(np.arange(n), np.arange(n), method="exact").pvalue
+    assert findings.smallest_tau_p(n) == pytest.approx(exact) == pytest.approx(2 / math.factorial(n))
+    assert findings.min_systems(0.05) == 5 and findings.min_systems(0.1) == 4 and findings.min_systems(0.01) == 6
+
+
+def test_rank_agreement_of_three_systems_is_left_out_with_one_line_why():
+    results = tested()
+    assert results.agreement and {a.n_systems for a in results.agreement} == {3}
+    note = ("Rank agreement is left out: with 3 systems Kendall's τ can take only a few values and its smallest "
+            "two-sided p-value is 2/3! = 0.333, above α = 0.05, so no pair of measures can be shown to agree or "
+            "disagree (it needs at least 5 systems). The JSON report holds every τ.")
+    page = render_html(results)
+    assert section(page, "agreement").count("<p") == 1 and "<table>" not in section(page, "agreement")
+    assert note.replace("'", "&#x27;") in section(page, "agreement")
+    assert "agreement" not in [plot.kind for plot in plots.gallery(results).plots]
+    assert note in markdown(results)
+
+
+def test_rank_agreement_where_every_pair_agrees_says_so_instead_of_a_matrix():
+    measures = [Measure("set", "f1", "fuzzy", None, t, "micro") for t in ("minimum", "product", "drastic")]
+    agreement = [Agreement(a, b, 1.0, 0.0167, 5) for i, a in enumerate(measures) for b in measures[i + 1:]]
+    results = Results([], "agree", agreement=agreement)
+    assert findings.agreement_note(results) == ("Rank agreement: all 3 pairs of measures rank the 5 systems in "
+                                                "the same order (Kendall's τ = 1 for each).")
+    assert plots.gallery(results).plots == []
+    mixed = Results([], "informative", agreement=[Agreement(measures[0], measures[1], 0.6, 0.14, 5)])
+    assert findings.agreement_note(mixed) is None and [p.kind for p in plots.gallery(mixed).plots] == ["agreement"]
+    assert "<table>" in section(render_html(mixed), "agreement")
+
+
+# --- per-class figures ------------------------------------------------------------------------
+
+def test_a_per_class_run_gets_a_per_class_figure_per_component_combination():
+    results = evalkit.run(ROOT / "configs" / "soft_keywords.yaml", write_reports=False)  # averaging: none
+    found = plots.gallery(results).plots
+    assert [p.name for p in found] == [
+        "classes-exact_match-none", "classes-threshold_match-levenshtein-accent_fold-true-none",
+        "classes-soft_cardinality-levenshtein-accent_fold-true-none"]
+    assert "7 metrics" not in found[0].caption and "of each class (2)" in found[0].caption
+    png = plots.image(found[0], "png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    page = render_html(results)
+    assert len(re.findall(r"<img\b", section(page, "figures"))) == 3
+
+
+# --- folding, contents and the glossary --------------------------------------------------------
+
+def test_sections_and_long_tables_fold_under_their_headings_and_the_contents_link_them():
+    page = render_html(evalkit.run(ROOT / "configs" / "tnorms.yaml", write_reports=False))
+    sections = re.findall(r'<section id="([a-z]+)">\n<details( open)?>\n<summary><h2>', page)
+    assert [sid for sid, _ in sections] == ["summary", "axes", "tables", "comparisons", "agreement", "figures",
+                                            "provenance"]
+    folded = {sid for sid, unfolded in sections if not unfolded}
+    assert folded == {"comparisons", "provenance"}  # 288 tests; provenance is for the record
+    nav = re.search(r"<nav .*?</nav>", page).group(0)
+    assert re.findall(r'href="#([a-z]+)"', nav) == [sid for sid, _ in sections]
+    assert "<summary><h3>Set metrics — representation: fuzzy</h3> <span class=\"count\">(108 rows)</span>" in page
+    assert "<script" not in page and "http" not in re.sub(r'content="[^"]*"', "", page).split("<main>")[0]
+
+
+def test_the_glossary_explains_the_unfamiliar_names_in_both_reports():
+    results = evalkit.run(ROOT / "configs" / "taggers.yaml", write_reports=False)
+    line = evalkit.plugin.glossary(["omap_lambda0"])["omap_lambda0"]
+    assert line.startswith("OmAP at level λ = 0 alone")
+    page, text = render_html(results), markdown(results)
+    glossary = section(page, "glossary")
+    assert f"<dt><code>omap_lambda0</code></dt><dd>{html.escape(line)}</dd>" in glossary
+    assert f"- `omap_lambda0`: {line}" in text
+    assert "<code>f1</code>" not in glossary  # a name every reader knows
+
+
+# --- values outside [0, 1] --------------------------------------------------------------------
+
+def test_soft_precision_above_one_is_marked_and_explained():
+    results = soft_above_one()
+    page, text = render_html(results), markdown(results)
+    marked = re.findall(r'<td class="num out"[^>]*>([^<]*)</td>', page)
+    assert marked == ["1.1667 †"]  # precision 7/6 unbounded; card_inter 7/6 is a size, bound=True gives 1
+    note = section(page, "tables")
+    assert "† 1 value of precision, recall, F or Jaccard lies outside [0, 1] (system · soft_cardinality" in note
+    assert "P &gt; 1 exactly when card(G ⧺ P) &lt; card(G)" in note and "docs/faq.md" in note
+    assert "| precision | 1.1667 † |" in text and "| card_inter | 1.1667 |" in text
+    assert "P &gt; 1 exactly when card(G ⧺ P) &lt; card(G)" in text
+    inside = Results([r for r in results.rows if r.value <= 1], "inside")
+    assert "†" not in render_html(inside) and findings.unit_note(inside.rows) is None
+
+
+# --- figures in worker processes --------------------------------------------------------------
+
+def test_figures_drawn_by_worker_processes_are_byte_identical_to_those_drawn_here(monkeypatch):
+    found = plots.gallery(evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)).plots
+    assert len(found) >= plots.POOL_FIGURES  # so a report draws them in workers
+    here = [plots.image(plot, "png") for plot in found]
+    assert plots.images(found, "png") == here
+    with monkeypatch.context() as patched:  # where each was drawn: in other processes
+        patched.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
+        drawn_in = {int(pid) for pid in plots.images(found, "png")}
+    assert drawn_in and os.getpid() not in drawn_in
+    monkeypatch.setattr(plots, "POOL_FIGURES", len(found) + 1)  # fewer figures than that: drawn here
+    monkeypatch.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
+    assert {int(pid) for pid in plots.images(found, "png")} == {os.getpid()}
