@@ -96,7 +96,7 @@ def comparison_table(results: Results) -> Table | None:
     level = statistics.get("level") if isinstance(statistics, dict) else None
     interval = f"{level:.0%} interval" if isinstance(level, float) else "interval"
     header = ["system", "against", *(k.replace("_", " ") for k in optional), "metric", "difference", interval, "p-value"]
-    return Table(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3)
+    return _constants_in_title(Table(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3))
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -137,16 +137,24 @@ def _pivot(
     """``rows`` with the ``index`` and ``extra`` labels down and the Row attribute ``across``
     (or ``label`` of each row) across."""
     keys = [k for k in (*index, *extra) if any(getattr(r, k) is not None for r in rows)]
-    # A label column with one value throughout (one system, one averaging...) moves to the title,
-    # which keeps the numbers in view on narrow terminals.
-    constant = [k for k in keys if len({getattr(r, k) for r in rows}) == 1 and len(keys) > 1]
-    if constant and len(rows) > 1:
-        title += " — " + ", ".join(f"{k}: {getattr(rows[0], k) or NOT_APPLICABLE}" for k in constant)
-        keys = [k for k in keys if k not in constant]
     column = label or (lambda r: getattr(r, across))
     columns, cells, _ = grid(rows, lambda r: tuple(_label(getattr(r, k)) for k in keys), column, fmt_row)
     body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
-    return Table(title, [*keys, *columns], body, len(keys), across.rstrip("_"))
+    return _constants_in_title(Table(title, [*keys, *columns], body, len(keys), across.rstrip("_")))
+
+
+def _constants_in_title(table: Table) -> Table:
+    """A label column with one value in every row (one system, one averaging...) moves to the
+    title, which keeps the numbers in view on narrow terminals; one label column stays."""
+    n = table.n_index
+    constant = [i for i in range(n) if len({row[i] for row in table.rows}) == 1] if len(table.rows) > 1 else []
+    if not constant or len(constant) == n:
+        return table
+    kept = [i for i in range(len(table.header)) if i not in constant]
+    return replace(
+        table, title=table.title + " — " + ", ".join(f"{table.header[i]}: {table.rows[0][i]}" for i in constant),
+        header=[table.header[i] for i in kept], rows=[[row[i] for i in kept] for row in table.rows], n_index=n - len(constant),
+    )
 
 
 def _label(value: object) -> str:

@@ -99,8 +99,9 @@ def test_paired_tests_show_the_difference_its_interval_and_the_p_floor():
     page, text = render_html(results), markdown(results)
     comparisons = section(page, "comparisons")
     header = re.search(r"<thead>(.*?)</thead>", comparisons).group(1)
-    assert re.findall(r">([^<]+)</th>", header) == [
-        "system", "against", "representation", "tnorm", "averaging", "metric", "difference", "95% interval", "p-value"]
+    assert re.findall(r">([^<]+)</th>", header) == [  # one system against, one representation: in the title
+        "system", "tnorm", "averaging", "metric", "difference", "95% interval", "p-value"]
+    assert "(permutation, 99 resamples). In every test: against: dwsnet, representation: fuzzy.</p>" in comparisons
     first = results.comparisons[0]
     assert (first.system, first.baseline) == ("baseline", "dwsnet")
     assert first.ci_low < first.difference < first.ci_high < 0 and first.p_value == pytest.approx(1 / 100)
@@ -111,7 +112,7 @@ def test_paired_tests_show_the_difference_its_interval_and_the_p_floor():
     note = (f"{at_floor} of 16 p-values sit at their floor, shown as “≤”: p ≤ 1/(99 + 1) = 0.01. "
             "The true p may be far smaller: increase resamples to resolve smaller p.")
     assert at_floor >= 8 and note in comparisons and note in text
-    assert f"| baseline | dwsnet | fuzzy | minimum | micro | precision | {first.difference:+.4f} | " \
+    assert f"| baseline | minimum | micro | precision | {first.difference:+.4f} | " \
            f"\\[{first.ci_low:+.4f}, {first.ci_high:+.4f}\\] | ≤ 0.0100 |" in text
     below = sum(1 for c in results.comparisons if c.system == "tiny" and c.ci_high < 0)
     significant = sum(1 for c in results.comparisons if c.system == "tiny" and c.p_value < 0.05)

@@ -301,9 +301,11 @@ def _number(value: float | None, digits: int = 4, sign: bool = False) -> str:
 def _comparisons(results: Results) -> str:
     table = comparison_table(results)
     assert table is not None, "called only for results with comparisons"
+    methods = ", ".join(dict.fromkeys(f"{c.method}, {c.resamples:,} resamples" for c in results.comparisons))
+    held = table.title.partition(" — ")[2]  # what every test shares (one system against, one representation)
     hint = ('<p class="hint">difference = system − against, on the same samples, with its confidence interval '
             "(paired bootstrap); the p-value is two-sided, for the hypothesis of no difference "
-            f"({_e(table.title.split('(', 1)[1][:-1])}).</p>")
+            f"({_e(methods)}).{f' In every test: {_e(held)}.' if held else ''}</p>")
     floor = floor_note(results)
     if floor:
         hint += f'<p class="hint">{_e(floor)}</p>'
