@@ -2,7 +2,7 @@
 
 Run as a script, not a test::
 
-    python benchmarks/bench_reports.py [--configs quickstart tnorms] [--repeat 3] [--no-pool]
+    python benchmarks/bench_reports.py [--configs quickstart tnorms] [--repeat 3] [--no-pool] [--cli]
 
 For each config (run from configs/, in this process, after a warm-up run that pays the imports
 and matplotlib's font cache), the best of ``repeat`` times of: scoring (``evalkit.run`` without
@@ -12,15 +12,20 @@ under 1 s, and tnorms' whole run (scoring and reports) under 4 s, on 2 cores. Th
 says how many cores the process may use and the load average before the run: the HTML
 report's figures are drawn by one worker process per core, so other work on the machine
 shows in the figures. ``--no-pool`` draws them all in this process, to measure what the
-workers save.
+workers save. ``--cli`` also times the command a user types, in a new process each time: what
+the in-process figures leave out (Python's start, imports, matplotlib's first figure, the
+printed tables, the exit).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,6 +42,7 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=["quickstart", "tnorms"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-pool", action="store_true", help="draw every figure in this process")
+    parser.add_argument("--cli", action="store_true", help="also time `evalkit run` itself, in a new process")
     args = parser.parse_args()
     if args.no_pool:
         plots.POOL_FIGURES = sys.maxsize
@@ -53,6 +59,23 @@ def main() -> None:
         formats = ", ".join(checked.report.writers)
         print(f"{name:<12} scoring {scoring:6.2f} s   reports ({formats}) {writing:6.2f} s   "
               f"whole run {scoring + writing:6.2f} s")
+        if args.cli:
+            print(f"{'':<12} `evalkit run {name}.yaml -q` in a new process (imports, tables, reports, exit): "
+                  f"{_command_time(name, args.repeat):.2f} s")
+
+
+def _command_time(name: str, repeat: int) -> float:
+    """Best of ``repeat`` wall times of the command a user types, reports written to a
+    temporary copy of the config's folder."""
+    with tempfile.TemporaryDirectory() as folder:
+        copy = shutil.copytree(CONFIGS, Path(folder) / "configs")
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "evalkit", "run", f"{name}.yaml", "-q"], cwd=copy, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - start)
+    return min(times)
 
 
 if __name__ == "__main__":

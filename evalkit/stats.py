@@ -37,8 +37,6 @@ import operator
 import warnings
 
 import numpy as np
-from scipy import stats as _scipy_stats
-from scipy.special import ndtr, ndtri
 
 __all__ = [
     "bootstrap_weights",
@@ -297,6 +295,8 @@ def bca_interval(
         f"(m, ...) with trailing shape broadcastable to {trailing}",
     ).reshape(jackknife.shape[0], -1)
 
+    from scipy.special import ndtr, ndtri  # here: a run without intervals does not pay scipy's import
+
     flat = replicates.reshape(resamples, -1)
     ordered, counts = _sorted_finite(flat)
     finite = np.isfinite(flat)
@@ -417,7 +417,9 @@ def jackknife_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, 
     """
     level = _level(level)
     estimate, se, k = _jackknife_mean(values)
-    half = _scipy_stats.t.ppf((1.0 + level) / 2.0, k - 1) * se
+    from scipy import stats as scipy_stats
+
+    half = scipy_stats.t.ppf((1.0 + level) / 2.0, k - 1) * se
     return _scalar(estimate), _scalar(estimate - half), _scalar(estimate + half)
 
 
@@ -532,5 +534,7 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         return math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tau, p = _scipy_stats.kendalltau(x, y)  # unpacked: `.statistic` is scipy >= 1.10 only
+        from scipy import stats as scipy_stats
+
+        tau, p = scipy_stats.kendalltau(x, y)  # unpacked: `.statistic` is scipy >= 1.10 only
     return float(tau), float(p)
