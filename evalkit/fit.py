@@ -104,7 +104,7 @@ def _layouts(table: Table, width: int) -> Iterator[tuple[tuple[int, bool, int, i
         legend_lines = sum(-(-cell_len(f"{k} = {v}") // width) for k, v in legend.items())
         for parts in [[short], systems] if len(systems) > 1 else [[short]]:
             arrangements = [parts, [t for part in parts for t in _groups(part, width)]]
-            if short.across is not None and len(short.header) - short.n_index > 1:
+            if short.across is not None and short.n_index and len(short.header) - short.n_index > 1:
                 arrangements.append([_measures_down(part, short.across) for part in parts])
             for tables in arrangements:
                 blocks = [Block(t, _wrap_widths(t, width)) for t in tables]

@@ -145,10 +145,13 @@ def _pivot(
 
 def _constants_in_title(table: Table) -> Table:
     """A label column with one value in every row (one system, one averaging...) moves to the
-    title, which keeps the numbers in view on narrow terminals; one label column stays."""
+    title, which keeps the numbers in view on narrow terminals; a table of one row keeps its
+    labels unless it has several numbers (then they are all in the title)."""
     n = table.n_index
-    constant = [i for i in range(n) if len({row[i] for row in table.rows}) == 1] if len(table.rows) > 1 else []
-    if not constant or len(constant) == n:
+    if not table.rows or (len(table.rows) == 1 and len(table.header) - n < 2):
+        return table
+    constant = [i for i in range(n) if len({row[i] for row in table.rows}) == 1]
+    if not constant:
         return table
     kept = [i for i in range(len(table.header)) if i not in constant]
     return replace(
