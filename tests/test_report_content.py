@@ -32,7 +32,7 @@ def markdown(results: Results) -> str:
     return default_registry().create("report_writer", "markdown").render(results)
 
 
-def tested() -> Results:
+def compared_results() -> Results:
     """Three systems, permutation tests at their p floor, and rank agreement."""
     if "tested" not in _cache:
         _cache["tested"] = evalkit.run({
@@ -95,7 +95,7 @@ def test_the_summary_says_where_the_measures_disagree_and_where_systems_tie():
 # --- paired tests -----------------------------------------------------------------------------
 
 def test_paired_tests_show_the_difference_its_interval_and_the_p_floor():
-    results = tested()
+    results = compared_results()
     page, text = render_html(results), markdown(results)
     comparisons = section(page, "comparisons")
     header = re.search(r"<thead>(.*?)</thead>", comparisons).group(1)
@@ -130,7 +130,7 @@ def test_the_smallest_p_of_kendalls_tau_is_that_of_a_perfect_order(n: int):
 
 
 def test_rank_agreement_of_three_systems_is_left_out_with_one_line_why():
-    results = tested()
+    results = compared_results()
     assert results.agreement and {a.n_systems for a in results.agreement} == {3}
     note = ("Rank agreement is left out: with 3 systems Kendall's τ can take only a few values and its smallest "
             "two-sided p-value is 2/3! = 0.333, above α = 0.05, so no pair of measures can be shown to agree or "
