@@ -10,6 +10,7 @@ The numerical methods are in :mod:`evalkit.stats`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -222,15 +223,28 @@ def rank_agreement(rows: Sequence[Row], lower_is_better: set[str]) -> list[Agree
             sign = -1.0 if r.metric in lower_is_better else 1.0
             by_measure.setdefault(r.measure, {})[r.system] = sign * r.value
     complete = {m: v for m, v in by_measure.items() if len(v) == len(systems)}
-    out = []
-    for (ma, va), (mb, vb) in itertools.combinations(complete.items(), 2):
-        if not comparable(ma, mb):
-            continue
-        x = np.array([va[s] for s in systems])
-        y = np.array([vb[s] for s in systems])
-        tau, p = stats.kendall_tau(x, y)
-        out.append(Agreement(ma, mb, tau, p, len(systems)))
-    return out
+    orders = {m: _order(np.array([v[s] for s in systems])) for m, v in complete.items()}
+    tau_of = functools.lru_cache(maxsize=None)(_tau_of_orders)
+    return [
+        Agreement(ma, mb, *tau_of(orders[ma], orders[mb]), len(systems))
+        for ma, mb in itertools.combinations(complete, 2)
+        if comparable(ma, mb)
+    ]
+
+
+def _order(values: np.ndarray) -> tuple[int, ...]:
+    """How a measure orders the systems: dense ranks, -1 where undefined. Kendall's τ and its
+    p-value depend on nothing else, so measures that order the systems alike (with few systems,
+    most do) share one computation: tnorms' 1,152 pairs of measures need 4."""
+    finite = np.isfinite(values)
+    ranks = np.full(len(values), -1)
+    ranks[finite] = np.unique(values[finite], return_inverse=True)[1]
+    return tuple(ranks.tolist())
+
+
+def _tau_of_orders(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[float, float]:
+    undefined = np.array(x) < 0, np.array(y) < 0
+    return stats.kendall_tau(np.where(undefined[0], np.nan, x), np.where(undefined[1], np.nan, y))
 
 
 #: The parts in which two measures may differ to be compared by rank agreement.

@@ -5,6 +5,7 @@ provenance and reproducibility."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import subprocess
@@ -396,3 +397,34 @@ def test_poisson_intervals_do_not_depend_on_the_row_order(tmp_path):
         assert low <= estimate <= high, key
         m_low, m_high = multinomial[key][1:]
         assert abs((high - low) - (m_high - m_low)) < 0.5 * (m_high - m_low), key  # widths alike
+
+
+def test_agreement_computed_once_per_pair_of_orders_equals_each_pair_computed_alone():
+    """rank_agreement computes τ once for each pair of system orders that occurs; every pair of
+    measures still gets exactly what kendall_tau gives on its values (ties and undefined values
+    included), bit for bit."""
+    from evalkit.measures import Measure
+    from evalkit.results import Row
+    from evalkit.uncertainty import comparable, rank_agreement
+
+    rng = np.random.default_rng(7)
+    systems = [f"s{i}" for i in range(6)]
+    rows = []
+    for metric in ("precision", "recall", "f1", "kld"):
+        for tnorm in ("minimum", "product", "lukasiewicz"):
+            values = rng.choice([0.1, 0.5, 0.5, 0.9, np.nan], size=len(systems)) if metric != "kld" else rng.random(len(systems))
+            measure = Measure("set", metric, "fuzzy", None, tnorm, "micro")
+            rows += [Row.of(s, measure, float(v)) for s, v in zip(systems, values)]
+    found = rank_agreement(rows, {"kld"})
+    by_measure: dict = {}
+    for r in rows:
+        by_measure.setdefault(r.measure, []).append(-r.value if r.metric == "kld" else r.value)
+    expected = [
+        (a, b, *stats.kendall_tau(np.array(va), np.array(vb)))
+        for (a, va), (b, vb) in itertools.combinations(by_measure.items(), 2) if comparable(a, b)
+    ]
+    got = [(g.measure_a, g.measure_b, g.tau, g.p_value) for g in found]
+    assert len(got) == len(expected) > 20
+    for (a, b, tau, p), (ea, eb, etau, ep) in zip(got, expected):
+        assert (a, b) == (ea, eb)
+        assert (tau, p) == (etau, ep) or (np.isnan(tau) and np.isnan(etau) and np.isnan(p) and np.isnan(ep))
