@@ -38,8 +38,9 @@ def glossary(labels: Iterable[str], registry: Registry | None = None) -> dict[st
 
         registry = default_registry()
     explain = _explanations(registry)
-    names = dict.fromkeys(name for label in labels for name in _NAME.findall(_unparameterized(label)))
-    return {name: explain(name) for name in names if name not in WELL_KNOWN and explain(name)}
+    names = dict.fromkeys(name for label in dict.fromkeys(labels) for name in _NAME.findall(_unparameterized(label)))
+    lines = {name: explain(name) for name in names if name not in WELL_KNOWN}
+    return {name: line for name, line in lines.items() if line}
 
 
 def _unparameterized(label: str) -> str:

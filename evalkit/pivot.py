@@ -91,12 +91,17 @@ def comparison_table(results: Results) -> Table | None:
          ("≤ " if c.p_at_floor else "") + p_value_text(c.p_value)]
         for c in comps
     ]
-    methods = ", ".join(dict.fromkeys(f"{c.method}, {c.resamples:,} resamples" for c in comps))
+    methods = how_tested(results)
     statistics = results.config.get("statistics") if isinstance(results.config, dict) else None
     level = statistics.get("level") if isinstance(statistics, dict) else None
     interval = f"{level:.0%} interval" if isinstance(level, float) else "interval"
     header = ["system", "against", *(k.replace("_", " ") for k in optional), "metric", "difference", interval, "p-value"]
     return _constants_in_title(Table(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3))
+
+
+def how_tested(results: Results) -> str:
+    """How the paired tests were made: ``permutation, 1,000 resamples`` (each kind once)."""
+    return ", ".join(dict.fromkeys(f"{c.method}, {c.resamples:,} resamples" for c in results.comparisons))
 
 
 def _interval(low: float | None, high: float | None) -> str:

@@ -35,7 +35,7 @@ from evalkit.loading import (
     unique_ids,
 )
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
-from evalkit.pivot import comparison_table, level_differences, markdown, p_value_text, tables, visible
+from evalkit.pivot import comparison_table, how_tested, level_differences, markdown, p_value_text, tables, visible
 from evalkit.protocols import (
     OPTIONAL,
     Array,
@@ -127,6 +127,7 @@ __all__ = [
     "divide",
     "glossary",
     "hookimpl",
+    "how_tested",
     "level_differences",
     "markdown",
     "metric_of_pr",

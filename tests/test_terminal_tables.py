@@ -212,3 +212,9 @@ def test_in_a_real_terminal_the_width_is_the_terminals():
     assert process.wait() == 0
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8").replace("\r", ""))
     assert "0.7619" in text and longest(text) <= 72
+
+
+def test_a_negative_width_is_refused_with_the_range():
+    result = CliRunner().invoke(main, ["run", str(ROOT / "configs" / "events.yaml"), "--no-report", "--width", "-1"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--width': -1 is not in the range x>=0." in result.output

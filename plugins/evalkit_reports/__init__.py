@@ -12,20 +12,11 @@ from evalkit.plugin import (
     BaseComponent,
     Results,
     comparison_table,
-    glossary,
     hookimpl,
     markdown,
     tables,
 )
-from evalkit_reports.findings import (
-    agreement_note,
-    comparison_lines,
-    floor_note,
-    marked,
-    summary,
-    summary_lines,
-    unit_note,
-)
+from evalkit_reports.findings import agreement_note, floor_note, glossary_of, marked, opening_lines, unit_note
 from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
 
 
@@ -43,8 +34,7 @@ class MarkdownWriter(BaseComponent):
 
     def render(self, results: Results) -> str:
         parts = [f"# {markdown(results.name or 'evalkit results')}", ""]
-        found = summary(results)
-        lines = [*(summary_lines(found) if found else []), *comparison_lines(results)]
+        lines = opening_lines(results)
         if lines:
             parts += ["## Summary", "", *(f"- {markdown(line)}" for line in lines), ""]
         parts += [markdown(marked(table)) + "\n" for table in tables(results)]
@@ -64,7 +54,7 @@ class MarkdownWriter(BaseComponent):
                     + (f", from {min(taus):.3f} to {max(taus):.3f}" if taus else "")
                     + " (every pair in the JSON and HTML reports).\n"
                 )
-        words = glossary(dict.fromkeys(n for r in results.rows for n in (r.metric, r.averaging) if n is not None))
+        words = glossary_of(results)
         if words:
             parts += ["## Glossary", "", *(f"- `{markdown(k)}`: {markdown(v)}" for k, v in words.items()), ""]
         parts += [f"- {markdown(note)}" for note in results.notes]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalkit.plugin import Measure, Results, Row
+from evalkit.plugin import Measure, Results, Row, glossary
 
 #: Set metrics that are ratios of cardinalities, in [0, 1] for crisp and fuzzy sets, segments
 #: and a bounded soft cardinality, but not for soft cardinality itself (docs/faq.md).
@@ -109,6 +109,18 @@ def comparison_lines(results: Results) -> list[str]:
                      f"({below} below 0, {above} above)")
         lines.append(text + ".")
     return lines
+
+
+def opening_lines(results: Results) -> list[str]:
+    """What both reports open with: the best system per measure, where the measures disagree,
+    and each paired comparison in one sentence."""
+    found = summary(results)
+    return [*(summary_lines(found) if found else []), *comparison_lines(results)]
+
+
+def glossary_of(results: Results) -> dict[str, str]:
+    """One line for each unfamiliar metric or averaging the results name (evalkit.plugin.glossary)."""
+    return glossary(dict.fromkeys(n for r in results.rows for n in (r.metric, r.averaging) if n is not None))
 
 
 def _by_pair(results: Results) -> dict[tuple[str, str], list]:

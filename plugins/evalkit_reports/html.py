@@ -27,20 +27,11 @@ from evalkit.plugin import (
     Results,
     __version__,
     comparison_table,
-    glossary,
+    how_tested,
     p_value_text,
     tables,
 )
-from evalkit_reports.findings import (
-    MARK,
-    agreement_note,
-    comparison_lines,
-    floor_note,
-    marked,
-    summary,
-    summary_lines,
-    unit_note,
-)
+from evalkit_reports.findings import MARK, agreement_note, floor_note, glossary_of, marked, opening_lines, unit_note
 
 #: (heading, Row attribute) of each comparison axis listed at the top of the report.
 AXES = (
@@ -232,8 +223,7 @@ def _statistics_line(results: Results) -> str:
 
 def _summary(results: Results) -> str:
     """The best system per measure, where the measures disagree, and the paired tests in brief."""
-    found = summary(results)
-    lines = [*(summary_lines(found) if found else []), *comparison_lines(results)]
+    lines = opening_lines(results)
     return "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>" if lines else ""
 
 
@@ -256,8 +246,7 @@ def _tables(results: Results) -> str:
 
 def _glossary(results: Results) -> str:
     """What the metric and averaging names in the tables mean, from their components."""
-    names = [name for r in results.rows for name in (r.metric, r.averaging) if name is not None]
-    lines = glossary(dict.fromkeys(names))
+    lines = glossary_of(results)
     if not lines:
         return ""
     return "<dl>" + "".join(f"<dt><code>{_e(k)}</code></dt><dd>{_e(v)}</dd>" for k, v in lines.items()) + "</dl>"
@@ -301,7 +290,7 @@ def _number(value: float | None, digits: int = 4, sign: bool = False) -> str:
 def _comparisons(results: Results) -> str:
     table = comparison_table(results)
     assert table is not None, "called only for results with comparisons"
-    methods = ", ".join(dict.fromkeys(f"{c.method}, {c.resamples:,} resamples" for c in results.comparisons))
+    methods = how_tested(results)
     held = table.title.partition(" — ")[2]  # what every test shares (one system against, one representation)
     hint = ('<p class="hint">difference = system − against, on the same samples, with its confidence interval '
             "(paired bootstrap); the p-value is two-sided, for the hypothesis of no difference "
