@@ -56,14 +56,21 @@ __all__ = [
 #: ``resamples x n`` int32 (or bool), which the caller sizes.
 _BLOCK_ENTRIES = 1 << 22
 
-#: Tolerance of "at least as extreme" in :func:`p_value`: a null value counts when
-#: ``|null| >= |observed| - (P_VALUE_RTOL * |observed| + P_VALUE_ATOL)``. A permutation (or
-#: shifted bootstrap replicate) that reproduces the observed statistic exactly in real arithmetic
-#: can differ from it by rounding; without the tolerance it would be missed at random and the
-#: p-value would be biased low. The absolute part is for metrics of order 1 (ratios); it only
-#: matters for |observed| below ~1e-12, which is no difference at all.
-P_VALUE_RTOL = 1e-9
-P_VALUE_ATOL = 1e-12
+#: Two computed values closer than ``ROUNDING_RTOL * |x| + ROUNDING_ATOL`` are taken as equal in
+#: real arithmetic wherever a statistic makes a discrete decision from them: "at least as
+#: extreme" in :func:`p_value`, "below" and "tied" in :func:`bca_interval`'s bias correction, a
+#: tie between systems in a ranking. A permutation or replicate that reproduces the observed
+#: statistic exactly in real arithmetic differs from it by rounding, and rounding depends on the
+#: machine (numpy's SIMD path for a sum or a ``power``): without the tolerance it would be counted
+#: at random, the p-value biased low, and the numbers would differ between CPUs. The absolute part
+#: is for metrics of order 1 (ratios); it only matters below ~1e-12, which is no difference at all.
+ROUNDING_RTOL = 1e-9
+ROUNDING_ATOL = 1e-12
+
+
+def rounding_tolerance(values: np.ndarray) -> np.ndarray:
+    """How far from ``values`` another computed value may lie and still be taken as equal."""
+    return ROUNDING_RTOL * np.abs(values) + ROUNDING_ATOL
 
 #: The jackknife spread below which the BCa acceleration is taken as undefined (zero variance):
 #: leave-out values that are equal in real arithmetic differ by rounding, and the ratio
@@ -261,9 +268,10 @@ def bca_interval(
     ``z_α = Φ⁻¹((1 - level)/2)``:
 
     - bias correction ``z0 = Φ⁻¹(F)``, ``F`` the fraction of replicates below the estimate,
-      exact ties counting one half (as recent ``scipy.stats.bootstrap`` does; equal to E&T eq.
+      ties counting one half (as recent ``scipy.stats.bootstrap`` does; equal to E&T eq.
       14.14 when no replicate equals the estimate; counting ties as "not below" would bias z0
-      for discrete statistics such as a crisp precision, where ties are common);
+      for discrete statistics such as a crisp precision, where ties are common); a tie is equal
+      up to rounding (:func:`rounding_tolerance`), so the bound does not depend on the CPU;
     - acceleration ``a = Σ d³ / (6 (Σ d²)^{3/2})``, ``d = mean(jackknife) - jackknife``
       (E&T eq. 14.15) from ``jackknife``, the (m, ...) leave-one-out values, or leave-one-group-out
       values for large n (:func:`jackknife_groups`; same formula, see there);
@@ -301,8 +309,9 @@ def bca_interval(
     ordered, counts = _sorted_finite(flat)
     finite = np.isfinite(flat)
     with np.errstate(invalid="ignore", divide="ignore"):
-        below = (finite & (flat < estimate)).sum(axis=0)
-        ties = (finite & (flat == estimate)).sum(axis=0)
+        near = np.abs(flat - estimate) <= rounding_tolerance(estimate)
+        below = (finite & (flat < estimate) & ~near).sum(axis=0)
+        ties = (finite & near).sum(axis=0)
         z0 = ndtri((below + 0.5 * ties) / counts)
 
         centred = jackknife.mean(axis=0) - jackknife
@@ -460,8 +469,8 @@ def p_value(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
     :func:`permutation_masks`, or shifted bootstrap replicates); ``observed`` broadcasts to the
     trailing shape. The ``+1`` counts the observed statistic as one of the null draws, which
     makes the test exact (``P(p <= α) <= α``) and p never 0 (Phipson & Smyth 2010): the smallest
-    p is ``1 / (1 + R)``. "At least as extreme" allows for rounding (:data:`P_VALUE_RTOL`,
-    :data:`P_VALUE_ATOL`), so ``observed == 0`` gives p = 1. Non-finite null values (undefined
+    p is ``1 / (1 + R)``. "At least as extreme" allows for rounding (:data:`ROUNDING_RTOL`,
+    :data:`ROUNDING_ATOL`), so ``observed == 0`` gives p = 1. Non-finite null values (undefined
     metrics) are left out, so R is the number of finite ones per column; a non-finite observed
     value, or no finite null value, gives NaN.
     """
@@ -471,7 +480,7 @@ def p_value(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
         observed, trailing, "observed", f"a shape broadcastable to {trailing} (null is (R, ...))"
     ))
     finite = np.isfinite(null)
-    threshold = observed - (P_VALUE_RTOL * observed + P_VALUE_ATOL)
+    threshold = observed - rounding_tolerance(observed)
     with np.errstate(invalid="ignore"):
         extreme = (finite & (np.abs(null) >= threshold)).sum(axis=0)
         p = (1.0 + extreme) / (1.0 + finite.sum(axis=0))

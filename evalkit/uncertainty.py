@@ -235,10 +235,15 @@ def rank_agreement(rows: Sequence[Row], lower_is_better: set[str]) -> list[Agree
 def _order(values: np.ndarray) -> tuple[int, ...]:
     """How a measure orders the systems: dense ranks, -1 where undefined. Kendall's τ and its
     p-value depend on nothing else, so measures that order the systems alike (with few systems,
-    most do) share one computation: tnorms' 1,152 pairs of measures need 4."""
+    most do) share one computation: tnorms' 1,152 pairs of measures need 4.
+    Systems whose values are equal up to rounding tie, so the order does not depend on the CPU.
+    """
     finite = np.isfinite(values)
+    ordered = np.sort(values[finite])
+    steps = np.diff(ordered) > stats.rounding_tolerance(ordered[:-1])
+    dense = np.concatenate([[0], np.cumsum(steps)])
     ranks = np.full(len(values), -1)
-    ranks[finite] = np.unique(values[finite], return_inverse=True)[1]
+    ranks[finite] = dense[np.searchsorted(ordered, values[finite])]
     return tuple(ranks.tolist())
 
 

@@ -340,6 +340,15 @@ def test_a_swept_parameter_leaves_the_label_as_written():
     assert {r.tnorm for r in results.rows} == {"yager", "hamacher"}
 
 
+def test_systems_equal_up_to_rounding_tie_in_a_ranking():
+    """0.1 + 0.2 and 0.3 differ in the last bit; a ranking treats them as the tie they are in real
+    arithmetic (another CPU's sums may round the other way), and keeps real differences."""
+    from evalkit.uncertainty import _order
+
+    assert _order(np.array([0.3, 0.1 + 0.2, np.nan, 0.1, 0.3 + 1e-6])) == (1, 1, -1, 0, 2)
+    assert _order(np.array([np.nan])) == (-1,)
+
+
 def test_agreement_compares_measures_that_differ_in_one_respect():
     systems = {name: np.clip(REF + RNG.normal(0, noise, REF.shape), 0, 1) for name, noise in (("a", 0.1), ("b", 0.3), ("c", 0.2))}
     results = run(data={"reference": REF, "systems": systems}, tnorm=["minimum", "product"], averaging=["micro", "macro"],

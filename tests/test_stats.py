@@ -230,6 +230,20 @@ def test_bca_counts_ties_with_the_estimate_as_half():
     assert bca == stats.percentile_interval(replicates, 0.9) == (0.4, 0.6)
 
 
+def test_bca_ties_are_equal_up_to_rounding():
+    """A replicate that equals the estimate in real arithmetic but differs in its last bits (as
+    another CPU's sum may) is a tie, not below or above: the bounds do not depend on the CPU."""
+    replicates = np.r_[np.full(10, 0.4), np.full(80, 0.5), np.full(10, 0.6)]
+    jackknife = np.array([0.49, 0.5, 0.51])
+    exact = stats.bca_interval(replicates, 0.5, jackknife, 0.9)
+    nudged = replicates.copy()
+    nudged[10:90] = np.nextafter(0.5, 0.0)  # every tie one ulp below: counted below, F would be 0.9
+    assert stats.bca_interval(nudged, 0.5, jackknife, 0.9) == exact
+    below = replicates.copy()
+    below[10:90] = 0.5 - 1e-6  # a real difference is no tie: F = 0.9 moves both bounds up
+    assert stats.bca_interval(below, 0.5, jackknife, 0.9)[0] > exact[0]
+
+
 def test_bca_breaks_down_when_the_acceleration_is_extreme():
     # The BCa quantile Φ(z0 + (z0 + z)/(1 - a (z0 + z))) is only defined (and monotone) while
     # 1 - a (z0 + z) > 0. One outlier among m = 1000 leave-out values gives a ≈ 1/6 (E&T eq.
