@@ -147,16 +147,18 @@ def _labels_of(y: np.ndarray) -> np.ndarray:
 
 def _one_hot(y: np.ndarray, labels: Sequence[Any]) -> np.ndarray:
     """One indicator column per label, in the order of ``labels`` (a label absent from ``y``
-    gives a column of zeros; a value of ``y`` not among ``labels``, a row of zeros). Looks up
-    each distinct value once; the samples are placed in one vectorized step."""
+    gives a column of zeros; a value of ``y`` not among ``labels``, a row of zeros; a label
+    repeated, its column again, as scikit-learn counts it once per mention). Looks up each
+    distinct value once; the samples are placed in one vectorized step."""
     values, inverse = np.unique(y, return_inverse=True)
-    column = {label: j for j, label in reversed(list(enumerate(_plain(labels))))}
+    mentioned = _plain(labels)
+    column = {label: j for j, label in enumerate(dict.fromkeys(mentioned))}  # 1 and 1.0 are one label
     of_value = np.array([column.get(v, -1) for v in _plain(values)], dtype=np.int64)
     cols = of_value[inverse.reshape(-1)] if len(of_value) else np.full(len(y), -1)
-    out = np.zeros((len(y), len(labels)))
+    out = np.zeros((len(y), len(column)))
     rows = np.flatnonzero(cols >= 0)
     out[rows, cols[rows]] = 1.0
-    return out
+    return out if len(column) == len(mentioned) else out[:, [column[label] for label in mentioned]]
 
 
 def _plain(values: Any) -> list[Any]:
@@ -332,7 +334,7 @@ def _set_scores(
 ) -> dict[str, Any]:
     """Each wanted metric under ``average``: a float, or one value per label for None."""
     if targets.ref.shape[1] == 0:
-        return {key: np.array([]) if average is None else 0.0 for key in [*wanted, "support"]}
+        return _no_labels(wanted, average, zero_division)
     specs = list({_key(spec): spec for spec in wanted.values()}.values())  # F-beta may be precision itself
     labels, got = _evaluate(
         targets.ref, targets.pred, [*specs, *(["card_ref"] if average is None else [])], weights,
@@ -347,6 +349,20 @@ def _set_scores(
     if average is None:
         out["support"] = got["card_ref"]  # |G| per label: the sample count of crisp labels
     return out
+
+
+def _no_labels(wanted: dict[str, Spec], average: str | None, zero_division: Any) -> dict[str, Any]:
+    """Each metric over ``labels=[]``, as scikit-learn gives it: no value per label; micro and
+    samples are 0/0 (the ``zero_division`` value, with its warning); macro and weighted are the
+    mean of no values, NaN, which is said with a RuntimeWarning rather than left silent."""
+    if average in ("macro", "weighted"):
+        warnings.warn(
+            f"labels=[] leaves no label to average: the {average} mean is NaN, as in scikit-learn. "
+            "Give at least one label, or labels=None for those present.", RuntimeWarning, stacklevel=_outside(),
+        )
+    value: Any = np.array([]) if average is None else math.nan if average in ("macro", "weighted") else (
+        _zero_division(zero_division))
+    return {key: value for key in [*wanted, "support"]}
 
 
 def _key(spec: Spec) -> str:

@@ -109,8 +109,8 @@ def test_set_metrics_equal_sklearn(kind, name, average, zero_division, data):
         zero_division = "warn"  # scikit-learn's jaccard_score takes 0, 1 or "warn" only
     kwargs = {"average": average, "zero_division": zero_division,
               "sample_weight": sample_weight(data.draw, len(y_true))}
-    if data.draw(st.booleans()):
-        kwargs["labels"] = data.draw(st.lists(st.sampled_from(values), min_size=1, max_size=len(values), unique=True))
+    if data.draw(st.booleans()):  # labels absent from the data, repeated, or none at all
+        kwargs["labels"] = data.draw(st.lists(st.sampled_from(values), max_size=len(values) + 2))
     if data.draw(st.booleans()):
         kwargs["pos_label"] = data.draw(st.sampled_from(values))
     if name in ("fbeta_score", "precision_recall_fscore_support"):
@@ -179,6 +179,44 @@ def test_multiclass_micro_is_accuracy_and_labels_select():
     assert ekm.precision_recall_fscore_support(y_true, y_pred, average="micro")[:3] == pytest.approx((accuracy,) * 3)
     for kwargs in ({"labels": [2, 0]}, {"labels": [1, 5]}, {"average": "weighted"}, {"average": None}):
         compare("precision_recall_fscore_support", y_true, y_pred, **{"average": "micro", **kwargs})
+
+
+def test_a_repeated_label_counts_once_per_mention():
+    """scikit-learn gives a label named twice in labels= its column twice: micro sums its counts
+    twice, macro and weighted average its value twice (1 and 1.0 are one label)."""
+    y_true, y_pred = np.array([0, 1, 2, 2, 1, 0]), np.array([0, 2, 2, 1, 1, 1])
+    once = ekm.precision_recall_fscore_support(y_true, y_pred, labels=[0, 1], average=None)
+    twice = ekm.precision_recall_fscore_support(y_true, y_pred, labels=[0, 1.0, 0], average=None)
+    for repeated, single in zip(twice, once):  # the same counts, so the same floats
+        np.testing.assert_array_equal(repeated, single[[0, 1, 0]])
+    mentioned = np.array([0, 1, 0])
+    true, pred = y_true[:, None] == mentioned, y_pred[:, None] == mentioned
+    micro = 2 * (true & pred).sum() / (true.sum() + pred.sum())
+    assert ekm.f1_score(y_true, y_pred, labels=[0, 1, 0], average="micro") == pytest.approx(micro, rel=1e-12)
+    assert ekm.f1_score(y_true, y_pred, labels=[0, 1, 0], average="macro") == pytest.approx(
+        once[2][[0, 1, 0]].mean(), rel=1e-12)  # rel: a mean of three floats
+    multilabel = (np.eye(3, dtype=int)[y_true], np.eye(3, dtype=int)[y_pred])
+    for pair in ((y_true, y_pred), multilabel):
+        for average in (None, "micro", "macro", "weighted"):
+            for labels in ([0, 0, 1], [2, 0, 2, 1], [1, 1]):
+                compare("precision_recall_fscore_support", *pair, labels=labels, average=average)
+                compare("jaccard_score", *pair, labels=labels, average=average)
+
+
+@pytest.mark.parametrize("zero_division", ZERO_DIVISION)
+def test_no_labels_are_sklearns_empty_means(zero_division):
+    """labels=[]: no value per label; micro (and samples) is 0/0, the zero_division value;
+    macro and weighted are the mean of no values, NaN, with a RuntimeWarning."""
+    multiclass = np.array([0, 1, 2, 2]), np.array([0, 2, 2, 1])
+    multilabel = np.array([[1, 0, 1], [0, 1, 1]]), np.array([[1, 0, 0], [0, 1, 1]])
+    for pair, averages in ((multiclass, AVERAGES[:5]), (multilabel, AVERAGES)):
+        for average in averages:
+            compare("precision_recall_fscore_support", *pair, labels=[], average=average, zero_division=zero_division)
+            if not (isinstance(zero_division, float) and math.isnan(zero_division)):
+                compare("jaccard_score", *pair, labels=[], average=average, zero_division=zero_division)
+    with pytest.warns(RuntimeWarning, match=r"labels=\[\] leaves no label to average: the macro mean is NaN"):
+        assert math.isnan(ekm.f1_score(*multiclass, labels=[], average="macro"))
+    assert ekm.f1_score(*multilabel, labels=[], average="samples", zero_division=1) == 1.0
 
 
 # ------------------------------------------------------------------------------- soft labels
