@@ -167,7 +167,7 @@ def _weights(sample_weight: Any, n: int, nonzero: bool = True, column: bool = Fa
     try:
         weights = np.asarray(host_array(sample_weight, "sample_weight"), dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError("sample_weight: expected one number per sample") from None
+        raise InputTypeError("sample_weight: expected one number per sample") from None
     if weights.ndim == 0:
         raise InputTypeError(f"sample_weight: expected an array of one weight per sample, got the scalar {weights:g}")
     if column and weights.ndim == 2 and weights.shape[1] == 1:
@@ -338,9 +338,7 @@ def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None
             "Target is multilabel-indicator but average='binary'. Please choose another average setting, "
             "one of [None, 'micro', 'macro', 'weighted', 'samples']."
         )
-    columns = list(range(true.shape[1])) if labels is None else list(labels)
-    if any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < true.shape[1] for c in columns):
-        raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {columns}")
+    columns = list(range(true.shape[1])) if labels is None else _columns(list(labels), true.shape[1])
     ref, pred_ = _memberships(true[:, columns], "y_true"), _memberships(pred[:, columns], "y_pred")
     return Targets(ref, pred_, "multilabel", _is_soft(ref) or _is_soft(pred_))
 
@@ -372,6 +370,17 @@ def _evaluate(
         else:
             out.setdefault(measure.metric, np.zeros(len(classes)))[column[measure.class_]] = value
     return [c.label for c in evaluator.axes.metrics], out
+
+
+def _columns(labels: list[Any], k: int) -> list[int]:
+    """Multi-label ``labels=`` as column numbers: whole numbers in [0, k), 2.0 and True included
+    as scikit-learn reads them (it would also cut 1.5 down to column 1: refused here)."""
+    message = f"All labels must be in [0, n labels) for multilabel targets: whole column numbers, 0 to {k - 1}. Got {labels}"
+    if not all(isinstance(c, (numbers.Real, np.bool_)) for c in labels):
+        raise InputTypeError(message)
+    if not all(float(c).is_integer() and 0 <= c < k for c in labels):
+        raise ValueError(message)
+    return [int(c) for c in labels]
 
 
 def _zero_division(zero_division: Any) -> float:

@@ -42,7 +42,8 @@ def targets(draw, kind, min_labels=0):
         k = draw(st.integers(min_labels, 4))
         density = draw(st.sampled_from([0.15, 0.5]))
         cells = st.lists(st.floats(0, 1).map(lambda u: int(u < density)), min_size=n * k, max_size=n * k)
-        return np.array(draw(cells)).reshape(n, k), np.array(draw(cells)).reshape(n, k), list(range(k + 1))
+        columns = [*range(k + 1), 1.0, True]  # whole numbers, as scikit-learn reads them
+        return np.array(draw(cells)).reshape(n, k), np.array(draw(cells)).reshape(n, k), columns
     values = LABELS_1D[kind]
     pool = values[: draw(st.integers(1, len(values)))]  # sometimes fewer labels than the kind has
     dtype = object if kind == "objects" else None
@@ -258,6 +259,7 @@ TWO = np.array([0, 1, 1, 0])
     ("accuracy_score", (TWO, TWO), {"sample_weight": np.ones((4, 1))}, r"got an array of shape \(4, 1\)"),
     ("average_precision_score", (TWO, TWO), {"sample_weight": np.ones((1, 4))}, r"got an array of shape \(1, 4\)"),
     ("f1_score", (TWO, TWO), {"sample_weight": 2.0}, "sample_weight: expected an array of one weight per sample"),
+    ("f1_score", (TWO, TWO), {"sample_weight": list("abcd")}, "sample_weight: expected one number per sample"),
     ("f1_score", (OBJECTS["mixed"], OBJECTS["mixed"]), {"average": "macro"},
      r"y_true: an object array of labels holds 0 \(int\) at 0; .* dtype=str"),
     ("f1_score", (OBJECTS["numbers"], [0, 1, 1]), {}, r"y_true: an object array of labels holds 0 \(int\)"),
@@ -284,6 +286,23 @@ def test_weights_in_a_column_are_read_where_sklearn_reads_them():
         ekm.average_precision_score(y_true, scores, sample_weight=weights)  # the same weights, the same floats
     compare("average_precision_score", y_true, scores, sample_weight=weights[:, None])
     compare("f1_score", y_true, y_true, sample_weight=weights[:, None])
+
+
+def test_multilabel_labels_are_whole_column_numbers():
+    """A documented difference: scikit-learn cuts labels=[1.5] of a multi-label matrix down to
+    column 1 (and labels=[nan] crashes the interpreter); evalkit takes whole numbers only (2.0
+    and True as scikit-learn does) and says which columns there are."""
+    y_true, y_pred = np.array([[1, 0, 1], [0, 1, 1]]), np.array([[1, 1, 0], [0, 1, 1]])
+    assert skm.f1_score(y_true, y_pred, labels=[1.5], average="macro") == skm.f1_score(
+        y_true, y_pred, labels=[1], average="macro")
+    for labels in ([1.5], [math.nan], [math.inf], [3]):
+        with pytest.raises(ValueError, match=r"whole column numbers, 0 to 2\. Got \["):
+            ekm.f1_score(y_true, y_pred, labels=labels, average="macro")
+    with pytest.raises(ekm.InputTypeError, match="whole column numbers"):
+        ekm.f1_score(y_true, y_pred, labels=["1"], average="macro")
+    for labels in ([2.0, True], [np.True_, 0]):
+        assert ekm.f1_score(y_true, y_pred, labels=labels, average="macro") == ekm.f1_score(
+            y_true, y_pred, labels=[int(c) for c in labels], average="macro")  # the same columns, the same floats
 
 
 def test_labels_of_the_other_kind_are_refused():
