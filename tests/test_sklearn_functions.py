@@ -43,7 +43,9 @@ def targets(draw, kind, min_labels=0):
         density = draw(st.sampled_from([0.15, 0.5]))
         cells = st.lists(st.floats(0, 1).map(lambda u: int(u < density)), min_size=n * k, max_size=n * k)
         columns = [*range(k + 1), 1.0, True]  # whole numbers, as scikit-learn reads them
-        return np.array(draw(cells)).reshape(n, k), np.array(draw(cells)).reshape(n, k), columns
+        dtype = draw(st.sampled_from([int, bool, float]))
+        return (np.array(draw(cells), dtype=dtype).reshape(n, k), np.array(draw(cells), dtype=dtype).reshape(n, k),
+                columns)
     values = LABELS_1D[kind]
     pool = values[: draw(st.integers(1, len(values)))]  # sometimes fewer labels than the kind has
     dtype = object if kind == "objects" else None
