@@ -14,6 +14,7 @@ Each call turns the labels into indicator (or membership) columns, one per label
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 import warnings
 from collections.abc import Sequence
@@ -30,6 +31,7 @@ from evalkit.evaluator import Evaluator
 from evalkit.keywords import suggest_keywords
 
 __all__ = [
+    "InputTypeError",
     "UndefinedMetricWarning",
     "accuracy_score",
     "average_precision_score",
@@ -50,6 +52,12 @@ MAX_BETA = 1e6
 class UndefinedMetricWarning(UserWarning):
     """A ratio was 0/0 and ``zero_division="warn"`` set it to 0 (scikit-learn's warning of this
     name, defined here since scikit-learn is not a dependency)."""
+
+
+class InputTypeError(ValueError, TypeError):
+    """Input of a kind scikit-learn refuses, some of it with a ValueError and some with a
+    TypeError (a scalar where it wants an array, strings sorted among numbers): like
+    scikit-learn's own ``InvalidParameterError``, either ``except`` clause catches it."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,42 @@ def _array(y: Any, name: str) -> np.ndarray:
         array = array[:, 0]
     if array.ndim not in (1, 2):
         raise ValueError(f"{name}: expected a 1-D array of labels or a 2-D indicator matrix, got {array.ndim} dimensions")
+    _check_values(array, name)
     return array
+
+
+def _check_values(y: np.ndarray, name: str) -> None:
+    """What scikit-learn refuses as labels, memberships or scores: a matrix without columns,
+    complex numbers, NaN, infinity, and objects other than strings. Floats are checked by two
+    reductions (NaN and ±inf reach the minimum or the maximum), without a copy."""
+    if y.ndim == 2 and y.shape[1] == 0:
+        raise ValueError(f"{name}: a matrix without columns (shape {y.shape}); give one column per label")
+    if y.dtype.kind == "c":
+        raise ValueError(
+            f"{name}: complex data not supported; labels are real numbers or strings, memberships and scores real numbers"
+        )
+    if y.dtype.kind == "f" and y.size and not (np.isfinite(y.min()) and np.isfinite(y.max())):
+        bad = ~np.isfinite(y)
+        what = "NaN" if np.isnan(y[bad][0]) else "infinity"
+        raise ValueError(
+            f"Input {name} contains {what} (first at {_at(bad)}); labels, memberships and scores are finite numbers: "
+            "fix or remove that sample"
+        )
+    # Python objects have no vectorized check (np.unique compares them one by one too): their
+    # types are collected in C, and the first odd one is looked for only to say where it is.
+    if y.dtype == object and not all(issubclass(t, str) for t in set(map(type, y.flat))):
+        index, value = next((i, v) for i, v in np.ndenumerate(y) if not isinstance(v, str))
+        raise InputTypeError(
+            f"{name}: an object array of labels holds {value!r} ({type(value).__name__}) at "
+            f"{index[0] if y.ndim == 1 else index}; labels are numbers in a numeric array, or strings: "
+            f"convert them with np.asarray({name}, dtype=float) or dtype=str"
+        )
+
+
+def _at(bad: np.ndarray) -> str:
+    """Where the first True of ``bad`` is: a sample index, or (sample, column)."""
+    place = tuple(int(i) for i in np.argwhere(bad)[0])
+    return str(place[0] if len(place) == 1 else place)
 
 
 def _pair(y_true: Any, y_pred: Any, second: str = "y_pred") -> tuple[np.ndarray, np.ndarray]:
@@ -115,15 +158,24 @@ def _is_soft(y: np.ndarray) -> bool:
     return y.dtype.kind == "f" and bool((y != np.round(y)).any())
 
 
-def _weights(sample_weight: Any, n: int, nonzero: bool = True) -> np.ndarray | None:
-    """One finite weight >= 0 per sample, not all 0 (as scikit-learn asks) unless ``nonzero``
-    is False."""
+def _weights(sample_weight: Any, n: int, nonzero: bool = True, column: bool = False) -> np.ndarray | None:
+    """One finite weight >= 0 per sample, in a 1-D array (or an (n, 1) column where ``column``,
+    as scikit-learn's average_precision_score takes it), not all 0 (as scikit-learn asks)
+    unless ``nonzero`` is False."""
     if sample_weight is None:
         return None
     try:
-        weights = np.asarray(host_array(sample_weight, "sample_weight"), dtype=np.float64).reshape(-1)
+        weights = np.asarray(host_array(sample_weight, "sample_weight"), dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError("sample_weight: expected one number per sample") from None
+        raise InputTypeError("sample_weight: expected one number per sample") from None
+    if weights.ndim == 0:
+        raise InputTypeError(f"sample_weight: expected an array of one weight per sample, got the scalar {weights:g}")
+    if column and weights.ndim == 2 and weights.shape[1] == 1:
+        weights = weights[:, 0]
+    if weights.ndim != 1:
+        raise ValueError(
+            f"sample_weight: expected a 1-D array of one weight per sample, got an array of shape {weights.shape}"
+        )
     if len(weights) != n:
         raise ValueError(f"sample_weight.shape == ({len(weights)},), expected ({n},)!")
     if not np.isfinite(weights).all():
@@ -142,21 +194,23 @@ def _labels_of(y: np.ndarray) -> np.ndarray:
     try:
         return np.unique(y)
     except TypeError:
-        raise ValueError("Mix of label input types (string and number)") from None
+        raise InputTypeError("Mix of label input types (string and number)") from None
 
 
 def _one_hot(y: np.ndarray, labels: Sequence[Any]) -> np.ndarray:
     """One indicator column per label, in the order of ``labels`` (a label absent from ``y``
-    gives a column of zeros; a value of ``y`` not among ``labels``, a row of zeros). Looks up
-    each distinct value once; the samples are placed in one vectorized step."""
+    gives a column of zeros; a value of ``y`` not among ``labels``, a row of zeros; a label
+    repeated, its column again, as scikit-learn counts it once per mention). Looks up each
+    distinct value once; the samples are placed in one vectorized step."""
     values, inverse = np.unique(y, return_inverse=True)
-    column = {label: j for j, label in reversed(list(enumerate(_plain(labels))))}
+    mentioned = _plain(labels)
+    column = {label: j for j, label in enumerate(dict.fromkeys(mentioned))}  # 1 and 1.0 are one label
     of_value = np.array([column.get(v, -1) for v in _plain(values)], dtype=np.int64)
     cols = of_value[inverse.reshape(-1)] if len(of_value) else np.full(len(y), -1)
-    out = np.zeros((len(y), len(labels)))
+    out = np.zeros((len(y), len(column)))
     rows = np.flatnonzero(cols >= 0)
     out[rows, cols[rows]] = 1.0
-    return out
+    return out if len(column) == len(mentioned) else out[:, [column[label] for label in mentioned]]
 
 
 def _plain(values: Any) -> list[Any]:
@@ -174,10 +228,8 @@ def _memberships(y: np.ndarray, name: str) -> np.ndarray:
         raise ValueError(f"{name}: expected memberships in [0, 1] (numbers), got {y.dtype} values") from None
     bad = ~((values >= 0) & (values <= 1))
     if bad.any():
-        place = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
-            f"{name}: memberships (soft labels, or 0/1 indicators) lie in [0, 1]; got {values[bad][0]:g} at "
-            f"{place[0] if len(place) == 1 else place}"
+            f"{name}: memberships (soft labels, or 0/1 indicators) lie in [0, 1]; got {values[bad][0]:g} at {_at(bad)}"
         )
     return values
 
@@ -187,6 +239,9 @@ def _targets(
 ) -> Targets:
     """Both sides as columns, one per label, in the order scikit-learn reports them: ``labels``
     when given, else the sorted labels present (for ``average="binary"``, ``pos_label`` only)."""
+    if labels is not None and (isinstance(labels, (str, bytes)) or _ndim(labels) != 1):
+        raise InputTypeError(f"labels: expected a list of labels (one dimension), got {labels!r}")
+    _check_pos_label(pos_label)
     true, pred = _pair(y_true, y_pred)
     if true.ndim != pred.ndim:
         kinds = ["multilabel-indicator" if y.ndim == 2 else "multiclass" for y in (true, pred)]
@@ -219,11 +274,38 @@ def _targets(
             raise ValueError(f"pos_label={pos_label!r} is not a valid label. It should be one of {present.tolist()}")
         chosen = [pos_label]
     else:
-        chosen = _plain(present) if labels is None else list(labels)
+        chosen = _plain(present) if labels is None else _of_kind(list(labels), true.dtype.kind in "UO")
     # scikit-learn's support of 1-D labels is float when no sample is right (its counts then
     # pass through a float array): the same dtype here.
     right = bool((true == pred).any())
     return Targets(_one_hot(true, chosen), _one_hot(pred, chosen), kind, False, right)
+
+
+def _of_kind(labels: list[Any], text: bool) -> list[Any]:
+    """``labels``, when they are of the data's kind (``text``: strings; an object array holds
+    nothing else). scikit-learn compares labels of the other kind as text (labels=[5] would
+    count '5', labels=['0'] the label 0 but not 0.0): a match by spelling, refused here."""
+    odd = [label for label in labels if isinstance(label, str) != text]
+    if odd:
+        raise InputTypeError(
+            f"Mix of label input types (string and number): labels= holds {odd[0]!r} where y_true and y_pred hold "
+            f"{'strings' if text else 'numbers'}; name each label as the data does"
+        )
+    return labels
+
+
+def _check_pos_label(pos_label: Any) -> None:
+    """A label is a real number or a string (or None), as scikit-learn's parameter checks say."""
+    if not (pos_label is None or isinstance(pos_label, (numbers.Real, str, np.bool_))):
+        raise InputTypeError(f"pos_label: expected a label (a real number or a string), got {pos_label!r}")
+
+
+def _ndim(values: Any) -> int:
+    """How many dimensions ``values`` has, -1 for a ragged nesting."""
+    try:
+        return int(np.ndim(values))
+    except ValueError:
+        return -1
 
 
 def _soft_binary(
@@ -256,9 +338,7 @@ def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None
             "Target is multilabel-indicator but average='binary'. Please choose another average setting, "
             "one of [None, 'micro', 'macro', 'weighted', 'samples']."
         )
-    columns = list(range(true.shape[1])) if labels is None else list(labels)
-    if any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 0 <= c < true.shape[1] for c in columns):
-        raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {columns}")
+    columns = list(range(true.shape[1])) if labels is None else _columns(list(labels), true.shape[1])
     ref, pred_ = _memberships(true[:, columns], "y_true"), _memberships(pred[:, columns], "y_pred")
     return Targets(ref, pred_, "multilabel", _is_soft(ref) or _is_soft(pred_))
 
@@ -290,6 +370,17 @@ def _evaluate(
         else:
             out.setdefault(measure.metric, np.zeros(len(classes)))[column[measure.class_]] = value
     return [c.label for c in evaluator.axes.metrics], out
+
+
+def _columns(labels: list[Any], k: int) -> list[int]:
+    """Multi-label ``labels=`` as column numbers: whole numbers in [0, k), 2.0 and True included
+    as scikit-learn reads them (it would also cut 1.5 down to column 1: refused here)."""
+    message = f"All labels must be in [0, n labels) for multilabel targets: whole column numbers, 0 to {k - 1}. Got {labels}"
+    if not all(isinstance(c, (numbers.Real, np.bool_)) for c in labels):
+        raise InputTypeError(message)
+    if not all(float(c).is_integer() and 0 <= c < k for c in labels):
+        raise ValueError(message)
+    return [int(c) for c in labels]
 
 
 def _zero_division(zero_division: Any) -> float:
@@ -332,7 +423,7 @@ def _set_scores(
 ) -> dict[str, Any]:
     """Each wanted metric under ``average``: a float, or one value per label for None."""
     if targets.ref.shape[1] == 0:
-        return {key: np.array([]) if average is None else 0.0 for key in [*wanted, "support"]}
+        return _no_labels(wanted, average, zero_division)
     specs = list({_key(spec): spec for spec in wanted.values()}.values())  # F-beta may be precision itself
     labels, got = _evaluate(
         targets.ref, targets.pred, [*specs, *(["card_ref"] if average is None else [])], weights,
@@ -347,6 +438,20 @@ def _set_scores(
     if average is None:
         out["support"] = got["card_ref"]  # |G| per label: the sample count of crisp labels
     return out
+
+
+def _no_labels(wanted: dict[str, Spec], average: str | None, zero_division: Any) -> dict[str, Any]:
+    """Each metric over ``labels=[]``, as scikit-learn gives it: no value per label; micro and
+    samples are 0/0 (the ``zero_division`` value, with its warning); macro and weighted are the
+    mean of no values, NaN, which is said with a RuntimeWarning rather than left silent."""
+    if average in ("macro", "weighted"):
+        warnings.warn(
+            f"labels=[] leaves no label to average: the {average} mean is NaN, as in scikit-learn. "
+            "Give at least one label, or labels=None for those present.", RuntimeWarning, stacklevel=_outside(),
+        )
+    value: Any = np.array([]) if average is None else math.nan if average in ("macro", "weighted") else (
+        _zero_division(zero_division))
+    return {key: value for key in [*wanted, "support"]}
 
 
 def _key(spec: Spec) -> str:
@@ -539,8 +644,9 @@ def average_precision_score(
     cell as one ranking), samples (each sample's labels as a ranking, then the mean over
     samples) or None (one value per label). ``y_true`` is 0/1; scores are any finite numbers."""
     _check_average(average, (None, "micro", "macro", "weighted", "samples"))
+    _check_pos_label(pos_label)
     true, score = _pair(y_true, y_score, "y_score")
-    weights = _weights(sample_weight, len(true), nonzero=False)
+    weights = _weights(sample_weight, len(true), nonzero=False, column=True)
     if true.ndim == 1:
         present = _labels_of(true)
         if len(present) <= 2:  # binary: the positive label's ranking, whatever the average
@@ -549,7 +655,7 @@ def average_precision_score(
             if score.ndim != 1:
                 raise ValueError(f"y_true is binary, so y_score should be the positive label's scores, a 1-D array; "
                                  f"got an array of shape {score.shape}")
-            _weights(sample_weight, len(true))  # not all 0
+            _weights(weights, len(true))  # not all 0
             return float(_ap_columns(_one_hot(true, [pos_label]), score[:, None], weights)[0])
         if pos_label != 1:
             raise ValueError(
@@ -572,7 +678,7 @@ def average_precision_score(
         positives = true.sum(axis=0) if weights is None else weights @ true
         if not positives.sum() > 0:
             return 0.0
-    _weights(sample_weight, len(true))  # not all 0
+    _weights(weights, len(true))  # not all 0
     if average == "micro":
         cells = None if weights is None else np.repeat(weights, true.shape[1])
         return float(_ap_columns(true.reshape(-1, 1), score.reshape(-1, 1), cells)[0])
