@@ -74,7 +74,7 @@ class Evaluator:
         config = load_config({
             "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
             **spec,
-        }, where="Evaluator()").config
+        }, where="Evaluator()", keywords=True).config
         assert isinstance(config.zero_division, float), "RunConfig's validator makes 'nan' a float"
 
         def axis(kind: str, key: str) -> list[Any]:

@@ -414,3 +414,24 @@ def test_batches_of_other_widths_and_names_are_refused_or_scored_by_name(data, s
         ref, pred = pd.DataFrame(ref, columns=state_columns), pd.DataFrame(pred, columns=state_columns)
     assert_values_close(ev.values(), evalkit.Evaluator(**settings_).update(ref, pred).values())
 
+
+def test_errors_raised_through_python_name_python_arguments():
+    """The data messages a config run words as keys under `data:` name keyword arguments when
+    the data came through evaluate() or an Evaluator (a config run's are in test_errors.py)."""
+    ref, pred = frames()
+    cases = [
+        (lambda: evalkit.evaluate(ref, pred[:20]), 'set `missing="empty"` if an absent sample means an empty prediction'),
+        (lambda: evalkit.evaluate(ref, pred * 2), "set `clip=True` to clip predictions"),
+        (lambda: evalkit.evaluate(ref, pred.rename(columns={"dog": "cat"})), "Select common classes with `classes=[...]`"),
+        (lambda: evalkit.evaluate(ref.reset_index(drop=True), pred.to_numpy()),
+         "Unnamed columns are never matched with named classes by position: name them with `classes=[...]`"),
+        (lambda: evalkit.Evaluator(missing="emtpy"), "Evaluator(): missing: 'error' or 'empty' (got 'emtpy')"),
+        (lambda: evalkit.Evaluator(classes="abc"), "Evaluator(): classes: a valid list (got 'abc')"),
+        (lambda: evalkit.evaluate(ref, pred, tnorm={"p": 0.5}), 'needs a `name`, e.g. {"name": "hamacher", "p": 0.5}'),
+    ]
+    for call, words in cases:
+        with pytest.raises((DataError, ConfigError)) as info:
+            call()
+        message = str(info.value)
+        assert words in message
+        assert not any(yaml in message for yaml in ("under `data:`", "data.", "{name: ", ": true", ": empty"))
