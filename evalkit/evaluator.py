@@ -186,9 +186,12 @@ class Evaluator:
 
     def _joined(self, reference: LabelMatrix | ItemSets) -> LabelMatrix | ItemSets:
         """The reference of a batch with the state's classes in the state's order (its columns
-        matched by name, as within a batch), or the one error of :meth:`State.check_join`."""
+        matched by name, as within a batch), or the one error of :meth:`State.check_join`. As a
+        prediction's within a batch, a class no sample of an item batch mentions is empty."""
         if self.classes is None:
             return reference
+        if isinstance(reference, ItemSets) and reference.absent_class_is_empty and set(reference.classes) < set(self.classes):
+            reference = reference.select(self.classes, fill=True)
         self._state.check_join(self.spec, reference.classes, reference.source, reorders=True)
         return reference if reference.classes == self.classes else reference.select(self.classes)
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.arrays import from_pandas, host_array, is_pandas
-from evalkit.data import LabelMatrix, named, unnamed
+from evalkit.data import LabelMatrix, listed, named, unnamed
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.protocols import optional
@@ -65,8 +65,8 @@ def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bo
                     f"{len(classes)} classes are expected as columns; pass array.T"
                 )
             raise DataError(
-                f"{data.source}: {len(data.classes)} unnamed columns but {len(classes)} names in "
-                "`classes`; give one name per column, or use a file with class names (CSV header, .npz)"
+                f"{data.source}: {listed(data.classes)} but {len(classes)} names in `classes`; give one name per "
+                "column, or data that names its columns (a CSV header, .npz, DataFrame columns)"
             )
         return LabelMatrix(data.values, tuple(classes), data.ids, data.source)
     if isinstance(data, ItemSets):  # a system that never predicts a class: empty for it

@@ -435,3 +435,18 @@ def test_errors_raised_through_python_name_python_arguments():
         message = str(info.value)
         assert words in message
         assert not any(yaml in message for yaml in ("under `data:`", "data.", "{name: ", ": true", ": empty"))
+
+
+def test_item_batches_join_by_class_and_a_class_a_batch_never_mentions_is_empty():
+    """Item data (a mapping class -> items per sample) has the classes its samples mention: a
+    class one batch never mentions is empty in it, as a prediction's is within one batch (its
+    one class was broadcast over the state's two). A class the first batch lacked is refused."""
+    settings_ = dict(representation="soft_cardinality", similarity="levenshtein", averaging=["micro", "none"], metrics=["f1"])
+    first = [{"a": ["cat"], "b": ["dog"]}], [{"a": ["cat"], "b": ["dot"]}]
+    second = [{"a": ["bird"]}], [{"a": ["bard"]}]
+    ev = evalkit.Evaluator(**settings_).update(*first).update(*second)
+    written_out = [side + [{"a": [item], "b": []}] for side, item in zip(first, ["bird", "bard"])]
+    assert_values_close(ev.values(), evalkit.Evaluator(**settings_).update(*written_out).values())
+    with pytest.raises(DataError, match=r"^reference has 3 classes \('a', 'b', 'c'\), but the evaluation state it joins "
+                                        r"has 2 classes \('a', 'b'\): a different number of classes"):
+        ev.update([{"a": ["x"], "b": ["y"], "c": ["z"]}], [{"a": ["x"], "b": ["y"], "c": ["z"]}])
