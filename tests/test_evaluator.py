@@ -312,6 +312,9 @@ def test_a_batch_of_another_width_is_refused_at_update_and_changes_nothing():
                                             r"joins has 3 unnamed columns: a different number of classes"):
             ev.update(rng.random((10, width)), rng.random((10, width)))
         assert_values_close(ev.values(), first_alone)  # the refused batch left no trace
+        given = evalkit.Evaluator(classes=["a", "b", "c"]).update(ref, pred)  # `classes` names unnamed columns
+        with pytest.raises(DataError, match=rf"^reference: {width} unnamed columns? but 3 names in `classes`"):
+            given.update(rng.random((10, width)), rng.random((10, width)))
     named_ref, named_pred = frames()
     three = ["speech", "birds", "car"]
     with pytest.raises(DataError, match=r"reference has 4 classes .* joins has 3 classes \('speech', 'birds', 'car'\)"):
