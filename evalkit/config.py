@@ -21,7 +21,7 @@ from evalkit.yamlfile import YamlDocument, load_yaml
 def _named(spec: str | dict[str, Any]) -> str | dict[str, Any]:
     """A component mapping says which component it is: every later step reads its ``name``."""
     if isinstance(spec, dict) and not isinstance(spec.get("name"), str):
-        raise ValueError("a component given as a mapping needs a `name`, e.g. {name: hamacher, p: 0.5}")
+        raise ValueError('a component given as a mapping needs a `name`, e.g. {"name": "hamacher", "p": 0.5}')
     return spec
 
 
@@ -252,9 +252,13 @@ class LoadedConfig:
         return self.document.where(path) if self.document else ".".join(map(str, path))
 
 
-def load_config(source: str | Path | dict[str, Any] | RunConfig, where: str = "config") -> LoadedConfig:
+def load_config(
+    source: str | Path | dict[str, Any] | RunConfig, where: str = "config", keywords: bool = False,
+) -> LoadedConfig:
     """Validate a config file, mapping, or model; paths in it are relative to the file. ``where``
-    names a mapping's origin in messages (``Evaluator()``)."""
+    names a mapping's origin in messages (``Evaluator()``); ``keywords``: the mapping holds a
+    Python call's keyword arguments (its data settings under ``data``, as a config has them), so
+    messages name the arguments (``missing``, not ``data.missing``)."""
     if isinstance(source, RunConfig):
         return LoadedConfig(source, None, Path.cwd())
     if isinstance(source, dict):
@@ -272,7 +276,7 @@ def load_config(source: str | Path | dict[str, Any] | RunConfig, where: str = "c
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, document, data, where)) from None
+        raise ConfigError(_describe(exc, document, data, where, keywords)) from None
     return LoadedConfig(config, document, base)
 
 
@@ -280,7 +284,9 @@ def load_config(source: str | Path | dict[str, Any] | RunConfig, where: str = "c
 _MAX_PROBLEMS = 10
 
 
-def _describe(exc: ValidationError, document: YamlDocument | None, data: Any, where: str = "config") -> str:
+def _describe(
+    exc: ValidationError, document: YamlDocument | None, data: Any, where: str = "config", keywords: bool = False,
+) -> str:
     """One line per wrong key. Of a union's branches (``str | list``), those that failed only on
     the type are left out when another fits the input's shape (its error is deeper, or its own
     validator's); the rest are merged into one line ("a valid string or a valid list")."""
@@ -292,7 +298,7 @@ def _describe(exc: ValidationError, document: YamlDocument | None, data: Any, wh
         if at is not None and len(loc) == at and err["type"] != "value_error" and loc in fitting:
             continue  # this branch's type does not fit, another's does
         place = document.where(loc) if document else where
-        key = ".".join(map(str, loc)) or "(top level)"
+        key = ".".join(map(str, loc[1:] if keywords and loc[:1] == ("data",) else loc)) or "(top level)"
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(loc[:-1])
             close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)

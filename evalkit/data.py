@@ -21,6 +21,31 @@ from evalkit.score_series import ScoreSeries
 MAX_LISTED = 5
 
 
+def unnamed(n: int) -> tuple[str, ...]:
+    """The classes of ``n`` columns that have no names ("0", "1", ...): arrays and lists of
+    rows, or a DataFrame's default columns."""
+    return tuple(map(str, range(n)))
+
+
+def named(classes: Sequence[str]) -> bool:
+    """Whether ``classes`` are names, not only the positions of unnamed columns."""
+    return tuple(classes) != unnamed(len(classes))
+
+
+def setting(python: bool, argument: str, key: str) -> str:
+    """A data setting as its user gives it: a keyword argument from Python (``missing="empty"``),
+    a key under ``data:`` in a config (``missing: empty``)."""
+    return f"`{argument}`" if python else f"`{key}` under `data:`"
+
+
+def listed(classes: Sequence[str]) -> str:
+    """``classes`` for a message: how many, and the first names."""
+    if not named(classes):
+        return f"{len(classes)} unnamed column{'' if len(classes) == 1 else 's'}"
+    shown = ", ".join(map(repr, classes[:MAX_LISTED])) + (", ..." if len(classes) > MAX_LISTED else "")
+    return f"{len(classes)} class{'' if len(classes) == 1 else 'es'} ({shown})"
+
+
 @functools.lru_cache(maxsize=64)
 def _valid_classes(classes: tuple[str, ...]) -> bool:
     """Whether class names pass :func:`check_header`, remembered: a training loop builds a
@@ -96,10 +121,11 @@ class LabelMatrix:
         columns = [index[c] for c in classes]
         return replace(self, values=self.values[:, columns], classes=tuple(classes))
 
-    def check_memberships(self, clip: bool | None = None) -> tuple[LabelMatrix, int]:
+    def check_memberships(self, clip: bool | None = None, python: bool = False) -> tuple[LabelMatrix, int]:
         """Reject NaN/inf always, and values outside [0, 1] unless ``clip``.
 
-        ``clip=None`` means clipping is not offered (references are never clipped).
+        ``clip=None`` means clipping is not offered (references are never clipped); ``python``:
+        the advice names the keyword argument, not the config key.
 
         Returns the (possibly clipped) matrix and how many values were clipped. One min and one
         max over the array decide; only a failing array is searched for the offending cells.
@@ -112,8 +138,8 @@ class LabelMatrix:
         if not clip:
             first = tuple(bad[0])
             advice = (
-                "set `clip: true` under `data:` (or clip=True) to clip predictions, e.g. outputs "
-                "of systems trained with MSE" if clip is False else "fix the reference labels"
+                f"set {setting(python, 'clip=True', 'clip: true')} to clip predictions, e.g. outputs of systems "
+                "trained with MSE" if clip is False else "fix the reference labels"
             )
             raise DataError(
                 f"{self.source}: {len(bad)} value(s) outside [0, 1], first {values[first]:g} at "
@@ -149,9 +175,9 @@ class LabelMatrix:
 Data = TypeVar("Data", LabelMatrix, ItemSets)
 
 
-def match_classes(reference: LabelMatrix | ItemSets, prediction: Data) -> Data:
+def match_classes(reference: LabelMatrix | ItemSets, prediction: Data, python: bool = False) -> Data:
     """The prediction with the reference's classes, in its order (an item set's absent class is
-    empty); a missing or extra class is an error naming it."""
+    empty); a missing or extra class is an error naming it (and ``python``'s keyword to select)."""
     if (
         isinstance(prediction, ItemSets) and prediction.absent_class_is_empty
         and set(prediction.classes) < set(reference.classes)
@@ -170,7 +196,10 @@ def match_classes(reference: LabelMatrix | ItemSets, prediction: Data) -> Data:
                 )
                 if part
             )
-            + ". Select common classes with `classes:` under `data:`"
+            + (
+                ". Unnamed columns are never matched with named classes by position: name them with "
+                if named(prediction.classes) != named(reference.classes) else ". Select common classes with "
+            ) + setting(python, "classes=[...]", "classes:")
         )
     if prediction.classes != reference.classes:
         prediction = prediction.select(reference.classes)
@@ -190,21 +219,22 @@ def ids_on_both_or_neither(reference: LabelMatrix | ItemSets, prediction: LabelM
         )
 
 
-def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error") -> Data:
+def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error", python: bool = False) -> Data:
     """The prediction with its rows in the reference's order (by id when both have ids, by
     position when neither has) and its columns in the reference's class order. Ids on one side
     only, a missing or extra class or id, or an id twice on either side, is an error naming it;
     with ``missing="empty"`` a reference id absent from the prediction is an empty prediction
     (ids only in the prediction are added to the reference first: :func:`with_empty_samples`).
+    ``python``: the messages name keyword arguments (``missing="empty"``), not config keys.
     """
-    prediction = match_classes(reference, named_as_reference(reference, prediction))
+    prediction = match_classes(reference, named_as_reference(reference, prediction), python)
     for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
         if side.ids is not None:
             unique_ids(side.ids, side.source)
     ids_on_both_or_neither(reference, prediction)
     if reference.ids is not None and prediction.ids is not None:
         if prediction.ids != reference.ids:
-            prediction = _reorder(reference, prediction, missing)
+            prediction = _reorder(reference, prediction, missing, python)
     elif len(prediction) != len(reference):
         raise DataError(
             f"{prediction.source}: {len(prediction)} samples, but the reference "
@@ -214,7 +244,7 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
     return prediction
 
 
-def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) -> Data:
+def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str, python: bool) -> Data:
     ref_ids, pred_ids = reference.ids, prediction.ids
     assert ref_ids is not None and pred_ids is not None, "align reorders by id only when both sides have ids"
     position = {sample: row for row, sample in enumerate(pred_ids)}
@@ -224,9 +254,11 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str) 
     if (absent and missing != "empty") or extra:
         parts = []
         if absent and missing != "empty":
+            argument = 'missing="empty"'
             parts.append(
                 f"missing {len(absent)} reference id(s): {', '.join(map(repr, absent[:MAX_LISTED]))} "
-                "(set `missing: empty` under `data:` if an absent sample means an empty prediction)"
+                f"(set {setting(python, argument, 'missing: empty')} if an absent sample means an empty "
+                "prediction)"
             )
         if extra:
             parts.append(f"{len(extra)} id(s) not in the reference: {', '.join(map(repr, extra[:MAX_LISTED]))}")

@@ -23,7 +23,7 @@ import numpy as np
 from evalkit.arrays import host_array
 from evalkit.axes import Axes, Combination, resolve
 from evalkit.config import Spec, as_list, load_config
-from evalkit.data import LabelMatrix, align
+from evalkit.data import LabelMatrix, align, named
 from evalkit.engine import Values, data_states, named_values, set_values, summarize, unweighted
 from evalkit.errors import DataError
 from evalkit.execute import engine_rows
@@ -74,7 +74,7 @@ class Evaluator:
         config = load_config({
             "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
             **spec,
-        }, where="Evaluator()").config
+        }, where="Evaluator()", keywords=True).config
         assert isinstance(config.zero_division, float), "RunConfig's validator makes 'nan' a float"
 
         def axis(kind: str, key: str) -> list[Any]:
@@ -85,14 +85,18 @@ class Evaluator:
             axis("averaging", "averaging"), axis("metric", "metrics"), config.zero_division,
         )
         self.kind = self.axes.check()
-        #: the classes asked for, and the classes of the data (the first batch's, unless asked for)
+        #: the classes asked for: they name unnamed columns, and select those of named data
         self.given: tuple[str, ...] | None = tuple(classes) if classes is not None else None
-        self.classes = self.given
         self.clip, self.missing = clip, missing
         shown = "nan" if np.isnan(config.zero_division) else config.zero_division  # NaN != NaN would never merge
         self.spec = json.loads(json.dumps({**spec, "zero_division": shown}, default=str))
-        self._state = State(self.spec)
+        self._state = State(self.spec, self.given or ())
         self._pending = Pending()
+
+    @property
+    def classes(self) -> tuple[str, ...] | None:
+        """The classes of the state: those asked for, else the first batch's (None before it)."""
+        return self._state.classes or None
 
     @suggest_keywords
     def update(
@@ -104,15 +108,17 @@ class Evaluator:
         aligned by sample id and class name where they have them. ``ids`` names the rows of both
         sides when they have no ids of their own; ``sample_weight`` gives each sample a weight
         (scikit-learn's). Returns the evaluator, so calls chain."""
-        ref, pred = self._load(reference, "reference", ids), self._load(prediction, "prediction", ids)
-        pred = align(ref, pred, self.missing)  # type: ignore[type-var]  # one kind of data, by the axes
+        ref = self._joined(self._load(reference, "reference", ids))
+        pred = align(ref, self._load(prediction, "prediction", ids), self.missing, python=True)  # type: ignore[type-var]
         weights = _weights(sample_weight, len(ref))
         refused = unweighted(self.axes.data_metrics) if weights is not None else None
         if refused:
             raise DataError(refused)
         if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix):
             ref = ref.check_memberships()[0]
-            pred = pred.check_scores() if self.axes.ranks_only else pred.check_memberships(clip=self.clip)[0]
+            pred = pred.check_scores() if self.axes.ranks_only else pred.check_memberships(self.clip, python=True)[0]
+        if self.classes is None:  # a first batch that passed every check names the state's classes
+            self._state = replace(self._state, classes=ref.classes)
         if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix) and len(ref) < CHUNK_ROWS:
             self._pending.add(ref.values, pred.values, weights, self._score)
         else:
@@ -135,12 +141,11 @@ class Evaluator:
         if not isinstance(state, State):
             raise TypeError(f"merge() takes an evalkit State, not {type(state).__name__}")
         self._state = self.state() + state
-        self.classes = self.classes or (state.classes or None)
         return self
 
     def reset(self) -> None:
-        """Forget every sample (the components stay), e.g. at the start of an epoch."""
-        self._state = State(self.spec)
+        """Forget every sample (the components and classes stay), e.g. at the start of an epoch."""
+        self._state = State(self.spec, self._state.classes)
         self._pending = Pending()
 
     def values(self) -> Values:
@@ -164,7 +169,7 @@ class Evaluator:
 
     def _load(self, value: Any, role: str, ids: Sequence[Any] | None) -> LabelMatrix | ItemSets:
         value = host_array(value, role)
-        if _plain_batch(value, self.kind, self.classes):  # the training-loop case, without detours
+        if self._plain_batch(value):  # the training-loop case, without detours
             assert self.classes is not None, "a plain batch has the known columns"
             data: LabelMatrix | ItemSets = LabelMatrix(value, self.classes, None, role)
         else:
@@ -173,15 +178,33 @@ class Evaluator:
                 value, where=role, kind=self.kind, role=role, classes=self.given, loader=source.loader,
                 full=source.full,
             )
-            if self.classes is not None and data.classes != self.classes and set(data.classes) == set(self.classes):
-                data = data.select(self.classes)  # named columns in another order than the first batch's
         if ids is not None and data.ids is None:
             if len(ids) != len(data):
                 raise DataError(f"{role}: {len(data)} samples but {len(ids)} ids")
             data = replace(data, ids=tuple(str(i).strip() for i in ids))
-        if self.classes is None:
-            self.classes = data.classes
         return data
+
+    def _joined(self, reference: LabelMatrix | ItemSets) -> LabelMatrix | ItemSets:
+        """The reference of a batch with the state's classes in the state's order (its columns
+        matched by name, as within a batch), or the one error of :meth:`State.check_join`. As a
+        prediction's within a batch, a class no sample of an item batch mentions is empty."""
+        if self.classes is None:
+            return reference
+        if isinstance(reference, ItemSets) and reference.absent_class_is_empty and set(reference.classes) < set(self.classes):
+            reference = reference.select(self.classes, fill=True)
+        self._state.check_join(self.spec, reference.classes, reference.source, reorders=True)
+        return reference if reference.classes == self.classes else reference.select(self.classes)
+
+    def _plain_batch(self, value: Any) -> bool:
+        """A float matrix with one column per class of a state whose columns may be unnamed
+        (the classes were given, or the first batch had no names): nothing to look up, convert
+        or name."""
+        classes = self.classes
+        return (
+            self.kind == "matrix" and classes is not None and (self.given is not None or not named(classes))
+            and isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype in (np.float32, np.float64)
+            and value.shape[1] == len(classes)
+        )
 
     def _batch_state(self, ref_rows: Any, pred_rows: Any, weights: np.ndarray | None) -> State:
         classes = self.classes
@@ -216,8 +239,7 @@ class Pending:
 
     def add(self, ref: np.ndarray, pred: np.ndarray, weights: np.ndarray | None, score: Any) -> None:
         n = len(ref)
-        if self.ref is None or self.pred is None or (ref.dtype, pred.dtype) != (self.ref.dtype, self.pred.dtype) \
-                or self.ref.shape[1] != ref.shape[1]:
+        if self.ref is None or self.pred is None or (ref.dtype, pred.dtype) != (self.ref.dtype, self.pred.dtype):
             self.flush(score)
             self.ref = np.empty((CHUNK_ROWS, ref.shape[1]), ref.dtype)
             self.pred = np.empty((CHUNK_ROWS, pred.shape[1]), pred.dtype)
@@ -242,14 +264,6 @@ class Pending:
 def _listed(value: Any) -> Any:
     """A tuple as a list (an axis), a string or mapping as it is."""
     return list(value) if isinstance(value, tuple) else value
-
-
-def _plain_batch(value: Any, kind: str, classes: tuple[str, ...] | None) -> bool:
-    """A float matrix with one column per known class: nothing to look up, convert or name."""
-    return (
-        kind == "matrix" and classes is not None and isinstance(value, np.ndarray) and value.ndim == 2
-        and value.dtype in (np.float32, np.float64) and value.shape[1] == len(classes)
-    )
 
 
 def _key(combination: Combination) -> str:

@@ -137,7 +137,7 @@ class Registry:
         else:
             raise ConfigError(
                 f"{prefix}a {kind} is given as a name or as a mapping with a 'name' key "
-                f"(e.g. {{name: hamacher, p: 0.5}}), not {spec!r}"
+                f'(e.g. {{"name": "hamacher", "p": 0.5}}), not {spec!r}'
             )
         entry = self.entry(kind, name, where)
         try:

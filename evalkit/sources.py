@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.arrays import from_pandas, host_array, is_pandas
-from evalkit.data import LabelMatrix
+from evalkit.data import LabelMatrix, listed, named, unnamed
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.protocols import optional
@@ -57,8 +57,7 @@ def load_source(
 
 
 def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
-    unnamed = data.classes == tuple(str(i) for i in range(len(data.classes)))
-    if isinstance(data, LabelMatrix) and unnamed:
+    if isinstance(data, LabelMatrix) and not named(data.classes):
         if len(classes) != len(data.classes):
             if len(data) == len(classes):
                 raise DataError(
@@ -66,8 +65,8 @@ def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bo
                     f"{len(classes)} classes are expected as columns; pass array.T"
                 )
             raise DataError(
-                f"{data.source}: {len(data.classes)} unnamed columns but {len(classes)} names in "
-                "`classes`; give one name per column, or use a file with class names (CSV header, .npz)"
+                f"{data.source}: {listed(data.classes)} but {len(classes)} names in `classes`; give one name per "
+                "column, or data that names its columns (a CSV header, .npz, DataFrame columns)"
             )
         return LabelMatrix(data.values, tuple(classes), data.ids, data.source)
     if isinstance(data, ItemSets):  # a system that never predicts a class: empty for it
@@ -165,5 +164,5 @@ def _from_rows(rows: Any, classes: Any, ids: Any, where: str) -> LabelMatrix:
         values = values[:, None]
     if values.ndim != 2:
         raise DataError(f"{where}: inline values must be a list of rows; got {values.ndim} dimensions")
-    names = tuple(map(str, classes)) if classes is not None else tuple(str(i) for i in range(values.shape[1]))
+    names = tuple(map(str, classes)) if classes is not None else unnamed(values.shape[1])
     return LabelMatrix(values, names, tuple(map(str, ids)) if ids is not None else None, where)

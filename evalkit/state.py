@@ -12,11 +12,12 @@ in any order: ``a + b`` is the state of both batches of samples.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
+from evalkit.data import listed, named
 from evalkit.errors import DataError
 from evalkit.table import Summary
 
@@ -47,21 +48,53 @@ class State:
             return NotImplemented
         if self.version != other.version:
             raise DataError(f"cannot merge evaluation states of different versions: {self.version} and {other.version}")
-        differ = [k for k in sorted({*self.spec, *other.spec}) if self.spec.get(k) != other.spec.get(k)]
-        if differ:
-            raise DataError(
-                "cannot merge evaluation states of different components or settings: "
-                + "; ".join(f"{k}: {self.spec.get(k)!r} and {other.spec.get(k)!r}" for k in differ)
-            )
-        if self.empty or other.empty:
-            return other if self.empty else self
-        if self.classes != other.classes:
-            raise DataError(f"cannot merge evaluation states of different classes: {self.classes} and {other.classes}")
+        self.check_join(other.spec, other.classes)
+        if self.empty or other.empty:  # an empty state may know its classes (an Evaluator's `classes=`)
+            kept = other if self.empty and not other.empty else self
+            return replace(kept, classes=self.classes or other.classes)
         return State(
             self.spec, self.classes,
             {key: summary + other.summaries[key] for key, summary in self.summaries.items()},
             {key: value + other.data[key] for key, value in self.data.items()},
             self.n_samples + other.n_samples,
+        )
+
+    def check_join(
+        self, spec: dict[str, Any], classes: tuple[str, ...], what: str = "the state merged in", reorders: bool = False,
+    ) -> None:
+        """Refuse ``what`` (a batch, or another state, of ``spec`` and ``classes``) joining this
+        state unless its sums mean the same: the same components and settings, and the same
+        classes, by name, or by number where neither names them. Columns in another order pass
+        only where ``reorders`` (a batch, which is aligned by name). The one check of
+        ``Evaluator.update``, ``+`` (so ``Evaluator.merge``) and the torch classes'
+        ``merge_state``, so that each refuses the same things with the same message. A state
+        that knows no classes yet (no batch, no ``classes=``) takes any."""
+        if spec != self.spec:
+            differ = [k for k in sorted({*self.spec, *spec}) if self.spec.get(k) != spec.get(k)]
+            raise DataError(
+                "cannot merge evaluation states of different components or settings: "
+                + "; ".join(f"{k}: {self.spec.get(k)!r} and {spec.get(k)!r}" for k in differ)
+            )
+        have = self.classes
+        if not have or not classes or classes == have:
+            return
+        if len(classes) != len(have):
+            why = "a different number of classes"
+        elif named(classes) != named(have):
+            why = "unnamed columns are never matched with named classes by position"
+        elif set(classes) == set(have):
+            if reorders:
+                return
+            why = "the same classes in another order (states merge column by column)"
+        else:  # as many names (each once), not the same: some on each side only
+            why = (
+                f"different classes: missing {', '.join(repr(c) for c in have if c not in classes)}; "
+                f"not in the state {', '.join(repr(c) for c in classes if c not in have)}"
+            )
+        raise DataError(
+            f"{what} has {listed(classes)}, but the evaluation state it joins has {listed(have)}: {why}. Every "
+            "batch needs the classes of the first, and a state merged in those of the state it joins: give them "
+            "the same class names (DataFrame columns, or classes=[...] for arrays)"
         )
 
     def to_json(self) -> str:

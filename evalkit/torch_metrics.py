@@ -32,7 +32,8 @@ from torchmetrics import Metric
 
 from evalkit.arrays import host_array
 from evalkit.config import Spec
-from evalkit.errors import ConfigError
+from evalkit.data import listed
+from evalkit.errors import ConfigError, DataError
 from evalkit.evaluator import Evaluator
 from evalkit.state import State
 
@@ -216,6 +217,27 @@ class EvalkitMetric(Metric):
             label: torch.tensor(v[0] if len(v) == 1 else v, dtype=torch.float64, device=self.device)
             for label, v in grouped.items()
         }
+
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        """Add another metric's states (or a dict of them, torchmetrics' ``metric_state``), once
+        they are known to be sums of the same thing: a metric of other components, settings or
+        classes is refused as :meth:`Evaluator.merge <evalkit.evaluator.Evaluator.merge>` refuses
+        its state, with the same message; a dict, which says neither, must have this metric's
+        states and shapes."""
+        if isinstance(incoming_state, EvalkitMetric):
+            other = incoming_state._template
+            self._template.check_join(other.spec, other.classes)
+        elif isinstance(incoming_state, dict):
+            for name, (_, shape) in self._layout.items():
+                got = incoming_state.get(name)
+                if not isinstance(got, torch.Tensor) or tuple(got.shape) != shape:
+                    raise DataError(
+                        f"{type(self).__name__}.merge_state(): the state {name!r} is "
+                        + (f"of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else f"{type(got).__name__}")
+                        + f", where this metric's is a tensor of shape {shape} ({listed(self._template.classes)}); "
+                        "merge the metric itself, whose classes and settings are then checked"
+                    )
+        super().merge_state(incoming_state)
 
     def _fresh_evaluator(self) -> Evaluator:
         return Evaluator(**self._settings)

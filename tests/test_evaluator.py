@@ -9,8 +9,9 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from run_depth import examples
 from sklearn.metrics import precision_recall_fscore_support
 
 import evalkit
@@ -176,14 +177,15 @@ def test_ids_on_one_side_only_are_an_error():
     shuffled = pred.sample(frac=1, random_state=0).reset_index(drop=True)  # ids lost, rows shuffled
     with pytest.raises(DataError, match="prediction: no sample ids, but reference has them, so rows cannot be matched"):
         evalkit.evaluate(ref, shuffled)
+    named = list(ref.columns)  # an array's columns are named by `classes`, never by the other side's
     with pytest.raises(DataError, match="no sample ids, but"):
-        evalkit.evaluate(ref, pred.to_numpy())
+        evalkit.evaluate(ref, pred.to_numpy(), classes=named)
     # both without ids: by position, as asked
     assert evalkit.evaluate(ref.reset_index(drop=True), pred.reset_index(drop=True)) == pytest.approx(
         evalkit.evaluate(ref.to_numpy(), pred.to_numpy())
     )
     # ids given for arrays name both sides' rows
-    assert evalkit.Evaluator().update(ref, pred.to_numpy(), ids=list(pred.index)).values() == pytest.approx(
+    assert evalkit.Evaluator(classes=named).update(ref, pred.to_numpy(), ids=list(pred.index)).values() == pytest.approx(
         evalkit.Evaluator().update(ref, pred).values()
     )
 
@@ -236,7 +238,7 @@ def test_states_of_different_evaluations_do_not_merge():
     b = evalkit.Evaluator(tnorm="product").update(ref, ref).state()
     with pytest.raises(DataError, match="cannot merge evaluation states of different components or settings"):
         a + b
-    with pytest.raises(DataError, match="different classes"):
+    with pytest.raises(DataError, match="the state merged in has 3 classes .* joins has 3 unnamed columns"):
         a + evalkit.Evaluator(classes=["x", "y", "z"]).update(ref, ref).state()
     with pytest.raises(DataError, match="of version 99"):
         evalkit.State.from_json(a.to_json().replace('"evalkit_state": 1', '"evalkit_state": 99'))
@@ -293,3 +295,161 @@ def test_an_evaluator_deep_copies_into_an_independent_one():
     twin.update(ref[20:], pred[20:])
     assert ev.values() == evalkit.Evaluator(metrics=["f1", "kld"]).update(ref[:20], pred[:20]).values()
     assert_values_close(twin.values(), evalkit.Evaluator(metrics=["f1", "kld"]).update(ref, pred).values())
+
+
+# ------------------------------------------------ batches checked against the state they join (issue 23)
+
+
+def test_a_batch_of_another_width_is_refused_at_update_and_changes_nothing():
+    """A 1-column batch after 3-column ones was broadcast into every class, silently; a
+    2-column one failed at compute() inside numpy."""
+    rng = np.random.default_rng(11)
+    ref, pred = rng.random((40, 3)), rng.random((40, 3))
+    first_alone = evalkit.Evaluator(averaging="none", metrics=["precision"]).update(ref, pred).values()
+    for width in (1, 2):
+        ev = evalkit.Evaluator(averaging="none", metrics=["precision"]).update(ref, pred)
+        with pytest.raises(DataError, match=rf"^reference has {width} unnamed columns?, but the evaluation state it "
+                                            r"joins has 3 unnamed columns: a different number of classes"):
+            ev.update(rng.random((10, width)), rng.random((10, width)))
+        assert_values_close(ev.values(), first_alone)  # the refused batch left no trace
+        given = evalkit.Evaluator(classes=["a", "b", "c"]).update(ref, pred)  # `classes` names unnamed columns
+        with pytest.raises(DataError, match=rf"^reference: {width} unnamed columns? but 3 names in `classes`"):
+            given.update(rng.random((10, width)), rng.random((10, width)))
+    named_ref, named_pred = frames()
+    three = ["speech", "birds", "car"]
+    with pytest.raises(DataError, match=r"reference has 4 classes .* joins has 3 classes \('speech', 'birds', 'car'\)"):
+        evalkit.Evaluator().update(named_ref[three], named_pred[three]).update(named_ref, named_pred)
+
+
+def test_named_batches_are_matched_by_name_across_batches():
+    ref, pred = frames()
+    aligned = evalkit.Evaluator(averaging=["micro", "none"]).update(ref, pred).values()
+    ev = evalkit.Evaluator(averaging=["micro", "none"]).update(ref[:15], pred[:15])
+    order = ["car", "speech", "dog", "birds"]
+    ev.update(ref[15:][order], pred[15:][order[::-1]])  # other orders, each side its own
+    assert_values_close(ev.values(), aligned)  # sums taken batch by batch: last bits differ
+    renamed = dict(zip(ref.columns, ["x", "y", "z", "w"]))
+    with pytest.raises(DataError, match=r"reference has 4 classes \('x', 'y', 'z', 'w'\), but the evaluation state it "
+                                        r"joins has 4 classes \('speech', 'birds', 'car', 'dog'\): different classes: "
+                                        r"missing 'speech', 'birds', 'car', 'dog'; not in the state 'x', 'y', 'z', 'w'"):
+        ev.update(ref.rename(columns=renamed), pred.rename(columns=renamed))
+
+
+@pytest.mark.parametrize("first_named", [True, False])
+@pytest.mark.parametrize("as_", ["float array", "list of rows"])
+def test_named_and_unnamed_batches_do_not_mix(first_named, as_):
+    ref, pred = frames()
+    plain = (lambda f: f.to_numpy()) if as_ == "float array" else (lambda f: f.to_numpy().tolist())
+    named, unnamed = (ref.reset_index(drop=True), pred.reset_index(drop=True)), (plain(ref), plain(pred))
+    first, then = (named, unnamed) if first_named else (unnamed, named)
+    ev = evalkit.Evaluator().update(*first)
+    with pytest.raises(DataError, match="unnamed columns are never matched with named classes by position"):
+        ev.update(*then)
+    # `classes` names unnamed columns: then both kinds are the same classes, by name
+    given = evalkit.Evaluator(classes=list(ref.columns)).update(*first).update(*then)
+    assert_values_close(given.values(), evalkit.Evaluator().update(*named).update(*named).values())
+
+
+def test_merge_refuses_what_update_refuses_with_the_same_message():
+    ref, pred = frames()
+    rng = np.random.default_rng(12)
+    for other in (
+        evalkit.Evaluator().update(rng.random((5, 2)), rng.random((5, 2))),  # another width
+        evalkit.Evaluator().update(ref.to_numpy(), pred.to_numpy()),  # unnamed
+        evalkit.Evaluator().update(ref[["dog", "car", "birds", "speech"]], pred),  # another order
+        evalkit.Evaluator(classes=["speech", "birds"]).update(ref, pred),  # fewer
+    ):
+        with pytest.raises(DataError, match="^the state merged in has .*, but the evaluation state it joins has 4 classes"):
+            evalkit.Evaluator().update(ref, pred).merge(other.state())
+        # an evaluator that knows its classes (given) refuses before any batch
+        with pytest.raises(DataError, match="^the state merged in has"):
+            evalkit.Evaluator(classes=list(ref.columns)).merge(other.state())
+    with pytest.raises(DataError, match="states merge column by column"):
+        evalkit.Evaluator().update(ref, pred).merge(evalkit.Evaluator().update(ref[["dog", "car", "birds", "speech"]],
+                                                                             pred).state())
+
+
+def _batch(rng, columns, width, n):
+    """A batch of ``n`` samples: DataFrames with ``columns`` (each side in its own order), or
+    float arrays of ``width`` unnamed columns; and the same values as {class: column}."""
+    ref, pred = rng.random((n, width)), rng.random((n, width))
+    if columns is None:
+        return (ref, pred), None
+    frame_ref, frame_pred = pd.DataFrame(ref, columns=columns), pd.DataFrame(pred, columns=columns)
+    return (frame_ref, frame_pred[columns[::-1]]), (frame_ref, frame_pred)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(data=st.data(), seed=st.integers(0, 2**32 - 1))
+def test_batches_of_other_widths_and_names_are_refused_or_scored_by_name(data, seed):
+    """Any sequence of batches, unnamed ones of 1 to 4 columns and named ones of 1 to 4
+    classes in any order: a batch joins when it has the first batch's classes (by name, or
+    unnamed and as many), and the values are then those of one call on the accepted batches
+    with their columns aligned by name (1e-12 relative: batch sums are added in another order);
+    any other batch is a DataError at update() that names both, and changes nothing."""
+    rng = np.random.default_rng(seed)
+    pool = ["speech", "birds", "car", "dog"]
+    columns = st.one_of(st.none(), st.lists(st.sampled_from(pool), min_size=1, max_size=4, unique=True))
+    settings_ = dict(averaging=["micro", "none", "samples"], metrics=["precision", "f1", "kld"])
+    ev = evalkit.Evaluator(**settings_)
+    state_columns, state_width, accepted = None, None, []
+    for _ in range(data.draw(st.integers(1, 5), label="batches")):
+        names = data.draw(columns, label="columns")
+        width = len(names) if names is not None else data.draw(st.integers(1, 4), label="width")
+        batch, frames_ = _batch(rng, names, width, data.draw(st.integers(1, 12), label="samples"))
+        fits = state_width is None or (
+            (names is None and state_columns is None and width == state_width)
+            or (names is not None and state_columns is not None and set(names) == set(state_columns))
+        )
+        event("joins" if fits else "refused")
+        if fits:
+            ev.update(*batch)
+            if state_width is None:
+                state_columns, state_width = names, width
+            accepted.append(batch if names is None else tuple(f[state_columns].to_numpy() for f in frames_))
+        else:
+            kind = "unnamed column" if names is None else "class"
+            with pytest.raises(DataError, match=rf"^reference has {width} {kind}.*, but the evaluation state it joins has "
+                                                rf"{state_width} "):
+                ev.update(*batch)
+    ref, pred = (np.concatenate(side) for side in zip(*accepted))
+    if state_columns is not None:
+        ref, pred = pd.DataFrame(ref, columns=state_columns), pd.DataFrame(pred, columns=state_columns)
+    assert_values_close(ev.values(), evalkit.Evaluator(**settings_).update(ref, pred).values())
+
+
+def test_errors_raised_through_python_name_python_arguments():
+    """The data messages a config run words as keys under `data:` name keyword arguments when
+    the data came through evaluate() or an Evaluator (a config run's are in test_errors.py)."""
+    ref, pred = frames()
+    cases = [
+        (lambda: evalkit.evaluate(ref, pred[:20]), 'set `missing="empty"` if an absent sample means an empty prediction'),
+        (lambda: evalkit.evaluate(ref, pred * 2), "set `clip=True` to clip predictions"),
+        (lambda: evalkit.evaluate(ref, pred.rename(columns={"dog": "cat"})), "Select common classes with `classes=[...]`"),
+        (lambda: evalkit.evaluate(ref.reset_index(drop=True), pred.to_numpy()),
+         "Unnamed columns are never matched with named classes by position: name them with `classes=[...]`"),
+        (lambda: evalkit.Evaluator(missing="emtpy"), "Evaluator(): missing: 'error' or 'empty' (got 'emtpy')"),
+        (lambda: evalkit.Evaluator(classes="abc"), "Evaluator(): classes: a valid list (got 'abc')"),
+        (lambda: evalkit.evaluate(ref, pred, tnorm={"p": 0.5}), 'needs a `name`, e.g. {"name": "hamacher", "p": 0.5}'),
+    ]
+    for call, words in cases:
+        with pytest.raises((DataError, ConfigError)) as info:
+            call()
+        message = str(info.value)
+        assert words in message
+        assert not any(yaml in message for yaml in ("under `data:`", "data.", "{name: ", ": true", ": empty"))
+
+
+def test_item_batches_join_by_class_and_a_class_a_batch_never_mentions_is_empty():
+    """Item data (a mapping class -> items per sample) has the classes its samples mention: a
+    class one batch never mentions is empty in it, as a prediction's is within one batch (its
+    one class was broadcast over the state's two). A class the first batch lacked is refused."""
+    settings_ = dict(representation="soft_cardinality", similarity="levenshtein", averaging=["micro", "none"], metrics=["f1"])
+    first = [{"a": ["cat"], "b": ["dog"]}], [{"a": ["cat"], "b": ["dot"]}]
+    second = [{"a": ["bird"]}], [{"a": ["bard"]}]
+    ev = evalkit.Evaluator(**settings_).update(*first).update(*second)
+    written_out = [side + [{"a": [item], "b": []}] for side, item in zip(first, ["bird", "bard"])]
+    assert_values_close(ev.values(), evalkit.Evaluator(**settings_).update(*written_out).values())
+    with pytest.raises(DataError, match=r"^reference has 3 classes \('a', 'b', 'c'\), but the evaluation state it joins "
+                                        r"has 2 classes \('a', 'b'\): a different number of classes"):
+        ev.update([{"a": ["x"], "b": ["y"], "c": ["z"]}], [{"a": ["x"], "b": ["y"], "c": ["z"]}])

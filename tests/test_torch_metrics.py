@@ -16,9 +16,12 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from run_depth import examples
 
 import evalkit
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, DataError
 from evalkit.torch_metrics import (
     EvalkitMetric,
     FuzzyF1Score,
@@ -224,3 +227,88 @@ def test_the_binned_map_is_a_torchmetrics_sum_state():
     for part in np.array_split(np.arange(120), 4):
         metric.update(torch.tensor(pred[part]), torch.tensor(targets[part]))
     assert_close(metric.compute(), expected(targets, pred, metrics=[spec]))
+
+
+# ------------------------------------------------------------ merge_state refuses unlike states (issue 23)
+
+
+def _refusal(call):
+    """The DataError message of ``call()``, or None when it goes through."""
+    try:
+        call()
+    except DataError as exc:
+        return str(exc)
+    return None
+
+
+SETTINGS = {
+    "tnorm": st.sampled_from(["minimum", "product"]),
+    "averaging": st.sampled_from(["micro", "macro"]),
+    "classes": st.sampled_from([3, 2, ["speech", "birds", "car"], ["car", "speech", "birds"], ["a", "b", "c"]]),
+}
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(mine=st.fixed_dictionaries(SETTINGS), other=st.none() | st.fixed_dictionaries(SETTINGS), seed=st.integers(0, 2**32 - 1))
+def test_merge_state_refuses_what_evaluator_merge_refuses_with_the_same_message(mine, other, seed):
+    """Two metrics of drawn T-norms, averagings and classes (the same settings, drawn as None,
+    half the time): merge_state refuses exactly the pairs whose Evaluator states Evaluator.merge
+    refuses, with the same message; a merge it takes gives the Evaluator's value on both
+    batches (1e-12 relative: sums in another order)."""
+    other = other or mine
+    event("same settings" if other == mine else "other settings")
+    rng = np.random.default_rng(seed)
+    data = {}
+    for key, spec in (("mine", mine), ("other", other)):
+        width = spec["classes"] if isinstance(spec["classes"], int) else len(spec["classes"])
+        data[key] = rng.random((6, width)), rng.random((6, width))
+    metric, incoming = FuzzyF1Score(**mine), FuzzyF1Score(**other)
+    metric.update(torch.tensor(data["mine"][1]), torch.tensor(data["mine"][0]))
+    incoming.update(torch.tensor(data["other"][1]), torch.tensor(data["other"][0]))
+
+    def evaluator(spec):  # the Evaluator of a metric's settings, its classes named as the metric names them
+        classes = spec["classes"] if not isinstance(spec["classes"], int) else [f"class {i}" for i in range(spec["classes"])]
+        return evalkit.Evaluator(tnorm=spec["tnorm"], averaging=spec["averaging"], metrics=["f1"], classes=classes)
+
+    state = evaluator(other).update(*data["other"]).state()
+    expected = _refusal(lambda: evaluator(mine).update(*data["mine"]).merge(state))
+    assert _refusal(lambda: metric.merge_state(incoming)) == expected
+    if expected is None:
+        both = [np.concatenate(side) for side in zip(data["mine"], data["other"])]
+        want = evalkit.Evaluator(tnorm=mine["tnorm"], averaging=mine["averaging"], metrics=["f1"]).update(*both).values()
+        assert metric.compute().item() == pytest.approx(next(iter(want.values())), rel=1e-12)
+
+
+def test_merge_state_of_the_issue_is_refused():
+    """A minimum-T-norm metric merged with a product one summed both (0.546 where minimum alone
+    gave 0.614 in the issue); another metric of other class names was added column by column."""
+    ref, pred = data(13)
+    minimum, product = FuzzyPrecision(classes=5), FuzzyPrecision(classes=5, tnorm="product")
+    for metric in (minimum, product):
+        metric.update(torch.tensor(pred), torch.tensor(ref))
+    alone = minimum.compute().item()
+    with pytest.raises(DataError, match="^cannot merge evaluation states of different components or settings: "
+                                        "tnorm: 'minimum' and 'product'$"):
+        minimum.merge_state(product)
+    names = FuzzyPrecision(classes=["a", "b", "c", "d", "e"])
+    with pytest.raises(DataError, match=r"^the state merged in has 5 classes \('a', 'b', 'c', 'd', 'e'\), but the "
+                                        r"evaluation state it joins has 5 classes \('class 0', "):
+        minimum.merge_state(names)
+    assert minimum.compute().item() == alone  # refused before anything was added: the same float
+
+
+def test_merge_state_of_a_dict_needs_this_metrics_states_and_shapes():
+    ref, pred = data(14)
+    five, three = FuzzyRecall(classes=5), FuzzyRecall(classes=3)
+    five.update(torch.tensor(pred), torch.tensor(ref))
+    three.update(torch.tensor(pred[:, :3]), torch.tensor(ref[:, :3]))
+    with pytest.raises(DataError, match=r"FuzzyRecall.merge_state\(\): the state 'sum_summary_ref' is of shape \(3,\), "
+                                        r"where this metric's is a tensor of shape \(5,\) \(5 classes"):
+        five.merge_state(three.metric_state)
+    with pytest.raises(DataError, match="the state 'sum_n_samples' is NoneType"):
+        five.merge_state({})
+    again = FuzzyRecall(classes=5)
+    again.update(torch.tensor(pred), torch.tensor(ref))
+    five.merge_state(again.metric_state)  # a dict of this metric's layout is summed, as torchmetrics does
+    both = np.concatenate([ref, ref]), np.concatenate([pred, pred])
+    assert five.compute().item() == pytest.approx(evalkit.evaluate(*both, metrics=["recall"])["recall"], rel=1e-12)
