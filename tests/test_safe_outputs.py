@@ -10,11 +10,15 @@ report paths: an ``out:`` that would replace an input is refused, and ``out:``'s
 from __future__ import annotations
 
 import csv
+import errno
 import html.parser
 import io
+import json
 import os
 import re
+import resource
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -369,3 +373,65 @@ def test_existing_reports_are_replaced_not_written_through(tmp_path, monkeypatch
         path = tmp_path / "results" / f"r{suffix}"
         assert path.is_file() and not path.is_symlink()
     assert not list((tmp_path / "results").glob(".*.part"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs are never lost: standard output
+# ---------------------------------------------------------------------------------------------
+
+#: With and without PYTHONUNBUFFERED (which many container images set): the text layer of an
+#: unbuffered stdout used to drop the rest of a short write without a word.
+LOST = "error: could not write the results to standard output"
+BUFFERING = [pytest.param({"PYTHONUNBUFFERED": "1"}, id="unbuffered"), pytest.param({}, id="buffered")]
+
+
+def evalkit_process(*args, env: dict[str, str], **popen) -> subprocess.Popen:
+    """A real ``python -m evalkit ARGS``, with ``env`` added to an environment without
+    PYTHONUNBUFFERED (this machine's environment sets it)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | env
+    return subprocess.Popen([sys.executable, "-m", "evalkit", *map(str, args)], env=environment, text=True, **popen)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env", BUFFERING)
+def test_a_full_disk_under_stdout_is_one_error_and_the_reports_are_still_written(tmp_path, env):
+    """/dev/full fails every write with ENOSPC: the real error of a full disk."""
+    config = quick(tmp_path, "results/r", formats=("json",))
+    with open("/dev/full", "w") as full:
+        process = evalkit_process("run", config, "--format", "json", env=env, stdout=full, stderr=subprocess.PIPE)
+        _, stderr = process.communicate(timeout=300)
+    report = tmp_path / "results" / "r.json"
+    lines = [f"wrote {os.path.relpath(report)}", f"{LOST}: {os.strerror(errno.ENOSPC)}"]
+    assert (process.returncode, stderr.splitlines()) == (1, lines)
+    assert json.loads(report.read_text())["rows"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env", BUFFERING)
+def test_a_file_size_limit_under_stdout_is_one_error_and_keeps_what_was_written(tmp_path, env):
+    """RLIMIT_FSIZE ends a write at the limit (EFBIG after it): a short write, which the
+    unbuffered text layer used to ignore (exit status 0, the rest of the results lost)."""
+    config = QUICKSTART.parent.parent / "quickstart.yaml"
+    whole = evalkit_cli("run", config, "--format", "csv", "--no-report", check=True).stdout
+    limit = len(whole.encode()) // 2
+    output = tmp_path / "out.csv"
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    with output.open("w") as file:
+        process = evalkit_process("run", config, "--format", "csv", "--no-report", env=env, stdout=file,
+                                  stderr=subprocess.PIPE, preexec_fn=limited)
+        _, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stderr) == (1, f"{LOST}: {os.strerror(errno.EFBIG)}\n")
+    assert output.read_text() == whole[:limit]  # what is there is the start of the results, unchanged
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env", BUFFERING)
+def test_a_closed_pipe_stays_quiet_whatever_the_buffering(env):
+    process = evalkit_process("run", QUICKSTART.parent.parent / "quickstart.yaml", "--format", "csv", "--no-report",
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # before it prints its first row
+    stderr = process.stderr.read()
+    assert (process.wait(timeout=300), stderr) == (1, "")  # click's status for a closed pipe
