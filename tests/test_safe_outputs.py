@@ -9,16 +9,21 @@ report paths: an ``out:`` that would replace an input is refused, and ``out:``'s
 
 from __future__ import annotations
 
+import base64
 import csv
 import errno
+import fcntl
 import html.parser
 import io
 import json
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +36,8 @@ from evalkit import api
 from evalkit.errors import ConfigError
 from evalkit.pivot import Table, markdown, visible
 from evalkit.plugins import build_registry, default_registry, make_plugin_manager
-from evalkit.reporting import report_pattern
+from evalkit.reporting import LOCK_NAME, report_pattern, write_reports
+from evalkit_reports import plots
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "configs" / "data" / "quickstart"
@@ -435,3 +441,163 @@ def test_a_closed_pipe_stays_quiet_whatever_the_buffering(env):
     process.stdout.close()  # before it prints its first row
     stderr = process.stderr.read()
     assert (process.wait(timeout=300), stderr) == (1, "")  # click's status for a closed pipe
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs are never lost or mixed: a report folder gets one run's set
+# ---------------------------------------------------------------------------------------------
+
+
+SYSTEMS_OF = {"alpha": ("dwsnet.csv", "baseline.csv", "tiny.csv"), "beta": ("tiny.csv", "dwsnet.csv", "baseline.csv")}
+
+
+def heavy(folder: Path, run: str) -> Path:
+    """A config ``run`` (alpha or beta) whose reports take seconds to write (an HTML page and PNG
+    files of four figures, after a small Markdown report), in ``folder/results/r.*``. Both runs
+    have the same systems, with their files swapped, so their figures have the same names and
+    different contents."""
+    for file in SYSTEMS_OF["alpha"] + ("reference.csv",):
+        (folder / file).write_bytes((QUICKSTART / file).read_bytes())
+    path = folder / f"{run}.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": run,
+        "data": {"reference": "reference.csv", "systems": dict(zip(("s1", "s2", "s3"), SYSTEMS_OF[run]))},
+        "tnorm": ["minimum", "product"], "averaging": ["micro", "macro"], "metrics": ["precision", "recall", "f1"],
+        "report": {"formats": ["markdown", "csv", "html", "png"], "out": "results/r"},
+    }))
+    return path
+
+
+def folder_state(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def written_by(folder: Path) -> str:
+    """Which run wrote the report set in ``folder``, which must be whole and of one run: the
+    Markdown and HTML reports are titled with its name, the CSV report is the one its results
+    render, and the HTML's figures are byte for byte the PNG files."""
+    state = folder_state(folder)
+    figures = sorted(n for n in state if n.endswith(".png"))
+    assert sorted(state) == [*figures, "r.csv", "r.html", "r.md"] and len(figures) == 4, sorted(state)
+    run = state["r.md"].decode().splitlines()[0].removeprefix("# ")
+    assert f"<h1>{run}</h1>".encode() in state["r.html"]
+    csv_report = default_registry().create("report_writer", "csv").render(evalkit.run(heavy(folder.parent, run)))
+    assert state["r.csv"].decode() == csv_report
+    embedded = {base64.b64decode(m) for m in re.findall(rb"data:image/png;base64,([A-Za-z0-9+/=]+)", state["r.html"])}
+    assert embedded == {state[n] for n in figures}
+    return run
+
+
+def wait_for(folder: Path, pattern: str, process: subprocess.Popen, timeout: float = 300) -> None:
+    """Poll until a file matching ``pattern`` appears in ``folder`` (the run is writing)."""
+    deadline = time.monotonic() + timeout
+    while not list(folder.glob(pattern)):
+        assert process.poll() is None, f"the run ended before writing: {process.communicate()}"
+        assert time.monotonic() < deadline, f"no {pattern} in {timeout} s"
+        time.sleep(0.002)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum,status,line", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_run_interrupted_while_writing_leaves_the_previous_set_and_no_temporary(tmp_path, signum, status, line):
+    """Signalled once its first report (Markdown) is a temporary: the HTML page and the figures
+    still take seconds to draw, so the signal lands before the set is renamed into place."""
+    results = tmp_path / "results"
+    evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
+    before = folder_state(results)
+    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    wait_for(results, ".r.md.*.part", process)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stderr) == (status, f"{line}\n")
+    assert folder_state(results) == before  # the previous set, whole: no temporary, no lock file
+    assert written_by(results) == "alpha"
+
+
+@pytest.mark.slow
+def test_a_killed_run_leaves_its_temporaries_which_the_next_run_removes(tmp_path):
+    results = tmp_path / "results"
+    evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
+    before = folder_state(results)
+    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    wait_for(results, ".r.md.*.part", process)
+    process.kill()
+    process.wait(timeout=300)
+    left = folder_state(results)
+    assert [n for n in left if n.startswith(".r.md.") and n.endswith(".part")], "SIGKILL cannot be cleaned up after"
+    assert {n: d for n, d in left.items() if not n.startswith(".")} == before  # the previous set, untouched
+    evalkit.run(heavy(tmp_path, "beta"), write_reports=True)
+    assert written_by(results) == "beta"  # the stale temporaries and lock file are gone with it
+
+
+@pytest.mark.slow
+def test_two_runs_into_one_folder_at_once_write_one_after_the_other(tmp_path):
+    results = tmp_path / "results"
+    runs = [evalkit_process("run", heavy(tmp_path, s), "-q", env={}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for s in ("alpha", "beta")]
+    done = [(run.wait(timeout=600), run.stderr.read()) for run in runs]
+    assert [status for status, _ in done] == [0, 0], done
+    assert written_by(results) in ("alpha", "beta")  # one run's set, whole
+
+
+def hold(folder: Path) -> int:
+    """Take the folder's report lock as another run would (flock on its own open file)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    os.write(handle, b"4242")
+    return handle
+
+
+def test_a_folder_locked_by_another_run_is_named_after_the_wait(tmp_path):
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("markdown", "csv")))
+    writers = {f: default_registry().create("report_writer", f) for f in ("markdown", "csv")}
+    handle = hold(tmp_path / "out")
+    try:
+        written = write_reports(results, writers, tmp_path / "out" / "r", wait=0.2)
+    finally:
+        os.close(handle)
+    folder = tmp_path / "out"
+    assert written.paths == [] and written.failures == [
+        f"another evalkit run (process 4242) has been writing reports in {folder} for 0.2 s (it holds "
+        f"{folder / LOCK_NAME}); run again when it has finished, or choose another `out:`"
+    ]
+    assert sorted(p.name for p in folder.iterdir()) == [LOCK_NAME]  # nothing written, no temporary
+
+
+def test_a_run_waits_for_the_lock_then_writes_and_leaves_no_lock_file(tmp_path):
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("markdown", "csv")))
+    writers = {f: default_registry().create("report_writer", f) for f in ("markdown", "csv")}
+    handle = hold(tmp_path / "out")
+    release = threading.Timer(0.3, os.close, [handle])
+    release.start()
+    started = time.monotonic()
+    written = write_reports(results, writers, tmp_path / "out" / "r", wait=60)
+    assert time.monotonic() - started >= 0.3 and not written.failures
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.csv", "r.md"]
+
+
+def test_a_disk_error_writing_a_figure_names_that_figure_not_a_plugin_bug(tmp_path):
+    """RLIMIT_FSIZE makes the kernel refuse to write past a size (EFBIG), here and portably; a
+    full disk (ENOSPC) takes the same path, and the real process's is tested above."""
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("png",)))
+    writers = {f: default_registry().create("report_writer", f) for f in ("markdown", "png")}
+    found = plots.gallery(results).plots
+    size = min(map(len, plots.images(found, "png"))) - 1  # a Markdown report fits, no figure does
+    assert len(writers["markdown"].render(results).encode()) < size
+    first = found[0].name
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / f"r-{first}.png").write_bytes(b"the previous figure")
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, limit[1]))
+    try:
+        written = write_reports(results, writers, tmp_path / "out" / "r")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+    figure = tmp_path / "out" / f"r-{first}.png"
+    assert written.failures == [f"report writer 'png': could not write {figure}: {os.strerror(errno.EFBIG)}"]
+    assert written.paths == [tmp_path / "out" / "r.md"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [figure.name, "r.md"]  # no temporary
+    assert figure.read_bytes() == b"the previous figure"
