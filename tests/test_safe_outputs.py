@@ -44,7 +44,7 @@ QUICKSTART = ROOT / "configs" / "data" / "quickstart"
 
 SCRIPT = "<script>document.title='pwned'</script>"
 IMAGE = "<img src=x onerror=\"document.title='pwned'\">"
-SYSTEMS = [SCRIPT + "|[/]", "\x1b[31mred\x1b[0m [bold]x", "=cmd|' /C calc'!A0"]
+SYSTEMS = [SCRIPT + "|[/]", "\x1b[31mred\x1b[0m [bold]x", "=cmd|' /C calc'!A0", "\u202e*star* _under_"]
 CLASSES = [IMAGE, "a|b", "[x](javascript:alert(1))", "@SUM(A1)", "-0.25", "$\\frac$"]
 NAME = SCRIPT + " \x1b]0;title\x07 [/]"
 
@@ -191,15 +191,30 @@ def test_csv_cells_that_start_like_formulas_are_neutralised_and_numbers_stay(rep
 def test_csv_neutralises_each_formula_start():
     from evalkit_reports import _cell
 
-    for text in ("=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "-cmd"):
+    for text in ("=1+1", "+1+1", "-1+1", "@SUM(A1)", "-cmd"):
         assert _cell(text) == "'" + text
     for kept in ("-0.25", "+3", "-1e-05", "a=b", "", -0.25, None):
         assert _cell(kept) == kept
+    for text in ("\t=1", "\r=1", "\x1b[2J=1"):  # shown as escapes, which start no formula
+        assert _cell(text) == visible(text) != text
 
 
 # ---------------------------------------------------------------------------------------------
 # HTML
 # ---------------------------------------------------------------------------------------------
+
+
+#: Characters a terminal acts on (C0 and C1 controls but newline and tab; bidirectional overrides).
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.mark.parametrize("report", ["hostile.csv", "hostile.html", "hostile.md", "hostile.json"])
+def test_no_report_holds_a_character_a_terminal_would_act_on(reports, report):
+    """``cat report`` must not retitle (ESC ] 0 ; ... BEL), clear or reverse the terminal."""
+    text = (reports / report).read_text(encoding="utf-8")
+    assert RAW_CONTROL.search(text) is None
+    if report in ("hostile.csv", "hostile.html"):  # shown as the terminal shows them (Markdown: below)
+        assert visible(SYSTEMS[1]) in text and visible(SYSTEMS[3]) in text
 
 
 def test_the_html_report_escapes_every_name(reports):
