@@ -20,6 +20,7 @@ import os
 import re
 import resource
 import signal
+import string
 import subprocess
 import sys
 import threading
@@ -29,7 +30,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from in_process import Finished, evalkit_cli
+from run_depth import examples
 
 import evalkit
 from evalkit import api
@@ -140,18 +144,24 @@ class Elements(html.parser.HTMLParser):
             self.rows[-1][-1] += data
 
 
+def commonmark(text: str) -> str:
+    """``text`` rendered by markdown-it-py (rich's Markdown parser): CommonMark, with GFM's tables."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(text)
+
+
 def test_the_markdown_report_renders_to_no_script_link_or_broken_table(reports):
-    md = pytest.importorskip("markdown")
     text = (reports / "hostile.md").read_text(encoding="utf-8")
-    rendered = md.markdown(text, extensions=["tables"])
+    rendered = commonmark(text)
     page = Elements()
     page.feed(rendered)
-    assert "script" not in page.tags and "img" not in page.tags and "a" not in page.tags
+    assert {"script", "img", "a", "em", "strong", "code"}.isdisjoint(page.tags), set(page.tags)
     assert page.tags.count("table") == text.count("\n### ") and len(page.rows) > 10
     shown = "".join(page.text)
     for name in [SCRIPT, IMAGE, "a|b", "[x](javascript:alert(1))", "=cmd|' /C calc'!A0", "$\\frac$"]:
         assert name in shown, name  # shown literally, whole
-    assert "\\x1b[31mred" in shown and "\x1b" not in text
+    assert visible(SYSTEMS[1]) in shown and visible(SYSTEMS[3]) in shown and "\x1b" not in text
     # every row of a table has as many cells as its header: no `|` split a cell
     tables = re.split(r"<table>", rendered)[1:]
     for table in tables:
@@ -160,16 +170,52 @@ def test_the_markdown_report_renders_to_no_script_link_or_broken_table(reports):
         assert len({len(row) for row in part.rows}) == 1, table
 
 
+#: Names made of what Markdown acts on: every ASCII punctuation, digits, letters, spaces, ESC and
+#: U+202E. Leading and trailing spaces are left out: CommonMark trims them from a line.
+HOSTILE_TEXT = st.text(st.sampled_from([*string.punctuation, "a", "b", "1", " ", "\x1b", "\u202e"]),
+                       min_size=1, max_size=12).map(str.strip).filter(bool)
+
+#: How the Markdown report places a text: a heading, a paragraph, a list item, a table cell.
+PLACES = {
+    "heading": (lambda text: f"### {markdown(text)}", {"h3"}),
+    "paragraph": (lambda text: markdown(text), {"p"}),
+    "list item": (lambda text: f"- {markdown(text)}", {"ul", "li"}),
+    "table cell": (lambda text: markdown(Table("t", ["h"], [[text]], 1)), {"h3", "table", "thead", "tr", "th", "tbody", "td"}),
+}
+
+
+@pytest.mark.parametrize("place", PLACES)
+@settings(max_examples=examples(600), deadline=None)
+@given(text=HOSTILE_TEXT)
+def test_a_hostile_name_renders_as_its_literal_text_wherever_it_goes(place, text):
+    """CommonMark's own parser renders the escaped name as the name (control characters made
+    visible), inside the element the place makes and no other."""
+    write, elements = PLACES[place]
+    page = Elements()
+    page.feed(commonmark(write(text)))
+    assert set(page.tags) == elements
+    shown = page.rows[-1][0] if place == "table cell" else "".join(page.text)
+    assert shown.strip() == visible(text)
+
+
+@pytest.mark.parametrize("text", ["p < 0.05", "snake_case", "2 * 3", "AT&T", "[0.1, 0.9]", "-0.25", "a > b", "C# 10", "x#"])
+def test_markdown_escapes_nothing_that_would_not_act(text):
+    assert markdown(text) == text
+    assert markdown(Table("t", ["h"], [[text]], 1)).splitlines()[-1] == f"| {text} |"
+
+
 def test_markdown_escapes_names_once_where_they_become_markdown():
     table = Table("t <b>|", ["system", "a|b"], [["<i>x</i>", "0.5000 [0.1, 0.9]"]], 1)
     assert markdown(table).splitlines() == [
-        "### t &lt;b&gt;\\|",
+        "### t &lt;b>|",
         "",
         "| system | a\\|b |",
         "|---|---:|",
-        "| &lt;i&gt;x&lt;/i&gt; | 0.5000 \\[0.1, 0.9\\] |",
+        "| &lt;i>x&lt;/i> | 0.5000 [0.1, 0.9] |",
     ]
-    assert markdown("a\\|b `c` \x1b") == "a\\\\\\|b \\`c\\` \\\\x1b"  # a backslash cannot undo an escape
+    assert markdown("a\\|b `c` \x1b *d* _e_ [f](g) &amp;") == "a\\\\|b \\`c\\` \\x1b \\*d\\* \\_e\\_ [f\\](g) &amp;amp;"
+    assert [markdown(t) for t in ("# h", "1. x", "---", "> q", "+ x", "~~~", "C #")] == [
+        "\\# h", "1\\. x", "\\---", "\\> q", "\\+ x", "\\~~~", "C \\#"]
 
 
 # ---------------------------------------------------------------------------------------------
