@@ -97,9 +97,10 @@ def write_reports(
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         with _locked(out.parent, wait, progress), _staging() as staging:
-            for writer in writers.values():  # what a run killed while writing left behind
-                for stale in out.parent.glob("." + report_pattern(out, writer) + ".*.part"):
-                    stale.unlink(missing_ok=True)
+            # What a run killed while writing these reports left, whatever its formats were:
+            # no other run is writing in this folder now.
+            for stale in out.parent.glob("." + glob.escape(out.name) + "*.part"):
+                stale.unlink(missing_ok=True)
             if progress:
                 progress.start("writing reports", len(writers))
             for name, writer in writers.items():

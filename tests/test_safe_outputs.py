@@ -662,3 +662,39 @@ def test_a_disk_error_writing_a_figure_names_that_figure_not_a_plugin_bug(tmp_pa
     assert written.paths == [tmp_path / "out" / "r.md"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [figure.name, "r.md"]  # no temporary
     assert figure.read_bytes() == b"the previous figure"
+
+
+def test_the_next_run_removes_the_temporaries_a_killed_run_left_whatever_their_format(tmp_path):
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("markdown",)))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    stale = [".r.md.k2j3h4g5.part", ".r-bars.png.a1b2c3d4.part", ".r.html.zzzzzzzz.part"]
+    for name in [*stale, ".other.md.a1b2c3d4.part", "r-notes.txt"]:
+        (folder / name).write_text("left by a killed run")
+    write_reports(results, {"markdown": default_registry().create("report_writer", "markdown")}, folder / "r")
+    assert sorted(p.name for p in folder.iterdir()) == [".other.md.a1b2c3d4.part", "r-notes.txt", "r.md"]
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_the_reports_is_a_disk_error_naming_the_file_being_written(tmp_path):
+    """A 16 KiB tmpfs fills for real (ENOSPC): mounting one needs root, so the portable check is
+    RLIMIT_FSIZE's above; this one is the error the issue reported, where it can be made."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        config = quick(tmp_path, str(disk / "r"), formats=("markdown", "html", "png"))
+        done = evalkit_cli("run", config, "-q")
+        figures = [plot.name for plot in plots.gallery(evalkit.run(config)).plots]
+        left = sorted(p.name for p in disk.iterdir())
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+    assert done.returncode == 1 and "Set metrics" in done.stdout  # the results, then the error
+    failures = done.stderr.split("error: ")[-1].splitlines()  # after "wrote <the Markdown report>"
+    assert len(failures) == 2
+    assert failures[0] == f"report writer 'html': could not write {disk / 'r.html'}: {os.strerror(errno.ENOSPC)}"
+    png = re.fullmatch(rf"report writer 'png': could not write {re.escape(str(disk))}/r-(.+)\.png: (.+)", failures[1])
+    assert png and png[1] in figures and png[2] == os.strerror(errno.ENOSPC)  # a figure it was writing
+    assert left == ["r.md"]  # no temporary, no lock file; the html and png writers' files dropped whole
