@@ -149,10 +149,10 @@ def _buffer_stdout() -> None:
 
 
 @contextlib.contextmanager
-def _printing(results: Results) -> Iterator[None]:
-    """Printing on stdout, flushed at the end: a write that fails (a full disk, a quota, a file
-    size limit) is a :class:`ReportError` saying so, not a bug; a closed pipe (``| head``) is
-    left to click, which ends quietly."""
+def _printing(results: Results | None, what: str = "the results") -> Iterator[None]:
+    """Printing ``what`` on stdout, flushed at the end: a write that fails (a full disk, a quota,
+    a file size limit) is a :class:`ReportError` saying so, not a bug; a closed pipe (``| head``)
+    is left to click, which ends quietly."""
     try:
         yield
         sys.stdout.flush()
@@ -161,7 +161,7 @@ def _printing(results: Results) -> Iterator[None]:
     except OSError as exc:
         _discard_stdout()
         reason = exc.strerror or str(exc)
-        raise ReportError(f"could not write the results to standard output: {reason}", results) from None
+        raise ReportError(f"could not write {what} to standard output: {reason}", results) from None
 
 
 def _discard_stdout() -> None:
@@ -355,7 +355,8 @@ def validate(config: Path, engine: str | None) -> None:
 
     _warn_failed_plugins()
     api.plan(config, engine=engine)
-    click.echo(f"{config}: ok")
+    with _printing(None, "the result"):
+        click.echo(f"{config}: ok")
 
 
 @main.command("new-plugin")
@@ -395,6 +396,11 @@ def _version(distribution: str) -> str | None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 def plugins(fmt: str) -> None:
     """List every registered component with its distribution, summary and parameters."""
+    with _printing(None, "the listing"):
+        _list_plugins(fmt)
+
+
+def _list_plugins(fmt: str) -> None:
     from rich import box
     from rich.console import Console
     from rich.table import Table as RichTable

@@ -698,3 +698,13 @@ def test_a_full_disk_under_the_reports_is_a_disk_error_naming_the_file_being_wri
     png = re.fullmatch(rf"report writer 'png': could not write {re.escape(str(disk))}/r-(.+)\.png: (.+)", failures[1])
     assert png and png[1] in figures and png[2] == os.strerror(errno.ENOSPC)  # a figure it was writing
     assert left == ["r.md"]  # no temporary, no lock file; the html and png writers' files dropped whole
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args,what", [(("plugins", "--format", "json"), "the listing"),
+                                       (("validate", QUICKSTART.parent.parent / "quickstart.yaml"), "the result")])
+def test_every_command_says_when_stdout_is_full(args, what):
+    with open("/dev/full", "w") as full:
+        process = evalkit_process(*args, env={"PYTHONUNBUFFERED": "1"}, stdout=full, stderr=subprocess.PIPE)
+        _, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stderr) == (1, f"error: could not write {what} to standard output: {os.strerror(errno.ENOSPC)}\n")
