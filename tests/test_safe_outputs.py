@@ -198,10 +198,12 @@ def test_a_hostile_name_renders_as_its_literal_text_wherever_it_goes(place, text
     assert shown.strip() == visible(text)
 
 
-@pytest.mark.parametrize("text", ["p < 0.05", "snake_case", "2 * 3", "AT&T", "[0.1, 0.9]", "-0.25", "a > b", "C# 10", "x#"])
+@pytest.mark.parametrize("text", ["p < 0.05", "snake_case", "2 * 3", "AT&T", "[0.1, 0.9]", "-0.25", "a > b", "C# 10",
+                                  "x#", "C:\\data", "it`s", "a | b"])
 def test_markdown_escapes_nothing_that_would_not_act(text):
     assert markdown(text) == text
-    assert markdown(Table("t", ["h"], [[text]], 1)).splitlines()[-1] == f"| {text} |"
+    cell = markdown(Table("t", ["h"], [[text]], 1)).splitlines()[-1]
+    assert cell == "| " + text.replace("|", "\\|") + " |"  # a pipe only where it would end a cell
 
 
 def test_markdown_escapes_names_once_where_they_become_markdown():
