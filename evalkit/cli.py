@@ -1,8 +1,10 @@
 """The command line: ``evalkit run``, ``evalkit validate``, ``evalkit plugins``.
 
-Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exit status 1; any
-other exception is a bug, and becomes one line that says so (the traceback with ``--debug``);
-usage errors are click's, exit status 2.
+Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exit status 1 (so
+does stdout that cannot be written: a full disk); any other exception is a bug, and becomes one
+line that says so (the traceback with ``--debug``); usage errors are click's, exit status 2.
+Ctrl-C ends in ``interrupted`` (130), SIGTERM in ``terminated`` (143), both after the cleanup
+an exception runs (no temporary report file is left); a closed pipe ends quietly.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -74,7 +77,7 @@ def _terminate(signum: int, frame: object) -> NoReturn:
 def _terminable() -> Iterator[None]:
     """SIGTERM raises :class:`_Terminated` while a command runs (in the main thread; signal
     handlers can be set nowhere else), then the handler before it is back."""
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL or not _main_thread():
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL or threading.current_thread() is not threading.main_thread():
         yield
         return
     signal.signal(signal.SIGTERM, _terminate)
@@ -82,12 +85,6 @@ def _terminable() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
 
 
 def _message(exc: BaseException) -> str:
