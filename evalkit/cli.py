@@ -202,7 +202,9 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None,
         with _progress(quiet) as bar:
             failures += api.write_plan_reports(plan, results, progress=bar)
         if results.reports:
-            click.echo(f"wrote {', '.join(results.reports)}", err=True)
+            from evalkit.pivot import visible
+
+            click.echo(visible(f"wrote {', '.join(results.reports)}"), err=True)  # an `out:` may hold any character
     if failures:
         raise ReportError("\n".join(failures), results)
 

@@ -710,3 +710,10 @@ def test_every_command_says_when_stdout_is_full(args, what):
         process = evalkit_process(*args, env={"PYTHONUNBUFFERED": "1"}, stdout=full, stderr=subprocess.PIPE)
         _, stderr = process.communicate(timeout=300)
     assert (process.returncode, stderr) == (1, f"error: could not write {what} to standard output: {os.strerror(errno.ENOSPC)}\n")
+
+
+def test_the_report_paths_printed_after_a_run_carry_no_escape(tmp_path):
+    folder = "out\x1b]0;title\x07"
+    done = evalkit_cli("run", quick(tmp_path, f"{folder}/r", formats=("csv",)), "-q", check=True)
+    assert "\x1b" not in done.stderr and f"{visible(folder)}/r.csv" in done.stderr
+    assert (tmp_path / folder / "r.csv").is_file()
