@@ -1,16 +1,21 @@
 """The command line: ``evalkit run``, ``evalkit validate``, ``evalkit plugins``.
 
-Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exit status 1; any
-other exception is a bug, and becomes one line that says so (the traceback with ``--debug``);
-usage errors are click's, exit status 2.
+Every :class:`~evalkit.errors.EvalkitError` becomes one readable message and exit status 1 (so
+does stdout that cannot be written: a full disk); any other exception is a bug, and becomes one
+line that says so (the traceback with ``--debug``); usage errors are click's, exit status 2.
+Ctrl-C ends in ``interrupted`` (130), SIGTERM in ``terminated`` (143), both after the cleanup
+an exception runs (no temporary report file is left); a closed pipe ends quietly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -38,11 +43,14 @@ class _Guarded(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with _terminable():
+                return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors (exit status 2), --help and --version: click's own
         except EvalkitError as exc:
             _fail(f"error: {_message(exc)}", 1)
+        except _Terminated:
+            _fail("terminated", 128 + signal.SIGTERM)
         except KeyboardInterrupt:
             _fail("interrupted", 130)
         except BrokenPipeError:
@@ -54,6 +62,29 @@ class _Guarded(click.Group):
                 f"internal error: {type(exc).__name__}: {_message(exc)} — this is a bug in evalkit; please report it "
                 "with the command you ran (run again with --debug or EVALKIT_DEBUG=1 for the traceback)", 1,
             )
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is: what Ctrl-C undoes (temporary report files), a
+    SIGTERM undoes too, instead of ending the process where it stands."""
+
+
+def _terminate(signum: int, frame: object) -> NoReturn:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` while a command runs (in the main thread; signal
+    handlers can be set nowhere else), then the handler before it is back."""
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _message(exc: BaseException) -> str:
@@ -99,6 +130,47 @@ def _block(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
               help="Do not load the plugins of distribution NAME (repeatable; also EVALKIT_BLOCK_PLUGINS=NAME,...).")
 def main(debug: bool) -> None:
     """Precision, recall and F-score beyond exact matching."""
+    _buffer_stdout()
+
+
+def _buffer_stdout() -> None:
+    """With PYTHONUNBUFFERED=1 (or ``python -u``) stdout's text layer writes straight to the
+    file and ignores how much a write took: on a full disk the rest of the results is lost
+    without an error (4,096 bytes of a JSON document, exit status 0). A buffer under it writes
+    everything or raises; line buffering keeps the output as prompt as unbuffered."""
+    if isinstance(getattr(sys.stdout, "buffer", None), io.RawIOBase):
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(sys.stdout.buffer), encoding=sys.stdout.encoding, errors=sys.stdout.errors,
+            line_buffering=True,
+        )
+
+
+@contextlib.contextmanager
+def _printing(results: Results | None, what: str = "the results") -> Iterator[None]:
+    """Printing ``what`` on stdout, flushed at the end: a write that fails (a full disk, a quota,
+    a file size limit) is a :class:`ReportError` saying so, not a bug; a closed pipe (``| head``)
+    is left to click, which ends quietly."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _discard_stdout()
+        reason = exc.strerror or str(exc)
+        raise ReportError(f"could not write {what} to standard output: {reason}", results) from None
+
+
+def _discard_stdout() -> None:
+    """Point stdout's file at /dev/null, as Python's documentation advises for a closed pipe:
+    Python flushes stdout again at exit, and the text it still holds would fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return  # not a file (click's test runner)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 @main.command()
@@ -120,13 +192,19 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None,
     plan = api.plan(config, writes=not no_report, engine=engine)
     with _progress(quiet) as bar:
         results = api.results_of(plan, progress=bar)
-    _print(results, fmt, _table_width(width))
-    if no_report:
-        return
-    with _progress(quiet) as bar:
-        failures = api.write_plan_reports(plan, results, progress=bar)
-    if results.reports:
-        click.echo(f"wrote {', '.join(results.reports)}", err=True)
+    failures = []
+    try:
+        with _printing(results):
+            _print(results, fmt, _table_width(width))
+    except ReportError as exc:  # the reports are still written: they may be on another disk
+        failures.append(str(exc))
+    if not no_report:
+        with _progress(quiet) as bar:
+            failures += api.write_plan_reports(plan, results, progress=bar)
+        if results.reports:
+            from evalkit.pivot import visible
+
+            click.echo(visible(f"wrote {', '.join(results.reports)}"), err=True)  # an `out:` may hold any character
     if failures:
         raise ReportError("\n".join(failures), results)
 
@@ -276,7 +354,8 @@ def validate(config: Path, engine: str | None) -> None:
 
     _warn_failed_plugins()
     api.plan(config, engine=engine)
-    click.echo(f"{config}: ok")
+    with _printing(None, "the result"):
+        click.echo(f"{config}: ok")
 
 
 @main.command("new-plugin")
@@ -316,6 +395,11 @@ def _version(distribution: str) -> str | None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 def plugins(fmt: str) -> None:
     """List every registered component with its distribution, summary and parameters."""
+    with _printing(None, "the listing"):
+        _list_plugins(fmt)
+
+
+def _list_plugins(fmt: str) -> None:
     from rich import box
     from rich.console import Console
     from rich.table import Table as RichTable

@@ -49,9 +49,10 @@ class UnknownComponentError(ConfigError):
 
 
 class ReportError(EvalkitError):
-    """Report files that could not be written; the results they would have shown are kept."""
+    """Report files (or standard output) that could not be written; the results they would have
+    shown are kept, when there are results yet (a report file names the file instead)."""
 
-    def __init__(self, message: str, results: Any) -> None:
+    def __init__(self, message: str, results: Any = None) -> None:
         super().__init__(message)
         self.results = results
 

@@ -12,7 +12,6 @@ same rows, with the same :func:`~evalkit.results.grid`, into a DataFrame of numb
 from __future__ import annotations
 
 import functools
-import html
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -176,9 +175,22 @@ def _label(value: object) -> str:
 _CONTROLS = {c: repr(chr(c))[1:-1] for c in [*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
 _LINES = {k: v for k, v in _CONTROLS.items() if chr(k) not in "\n\t"}
 
-#: Markdown syntax that could cut a table cell (``|``), open a link or a code span, or undo an
-#: escape; HTML is escaped separately, as entities.
-_MARKDOWN = re.compile(r"([\\`\[\]|])")
+#: What CommonMark would act on inside a line, each only where it would act: a backslash before
+#: punctuation (or at the end); ``*`` and ``_`` that can open or close emphasis (``2 * 3`` and
+#: ``snake_case`` cannot); ``]`` before ``(``, ``[`` or ``:`` (a link, a reference, a definition);
+#: ``<`` that opens a tag, a comment or an autolink; ``&`` that makes an entity (``&amp;``).
+_INLINE = re.compile(
+    r"\\(?=[!-/:-@\[-`{-~]|$)"
+    r"|\*(?=\S)|(?<=\S)\*"
+    r"|(?<![^\W_])_(?=\S)|(?<=\S)_(?![^\W_])"
+    r"|\](?=[(\[:])|<(?=[A-Za-z/!?])|&(?=#?\w+;)"
+)
+#: How a line starts that CommonMark reads as a block: a heading, a list item, a quote, a code
+#: fence, a thematic break (``---``, or ``--`` after a list item's ``-``). Its first character is
+#: escaped, or an ordered list's ``.``.
+_BLOCK = re.compile(r"(?:#{1,6}|[-+*])(?=\s|$)|>|~{3,}|-(?=(?:\s*-)+\s*$)|(?P<number>\d{1,9})[.)](?=\s|$)")
+#: A closing sequence of ``#`` at the end of a heading, which CommonMark would drop.
+_CLOSING = re.compile(r"(?:^|(?<=\s))#+\s*$")
 
 
 def visible(text: str, *, lines: bool = False) -> str:
@@ -189,16 +201,32 @@ def visible(text: str, *, lines: bool = False) -> str:
 
 
 def markdown(content: Table | str) -> str:
-    """A table as Markdown (a ``###`` title and a pipe table), or a text as one line of
-    Markdown: control characters made visible, HTML and the syntax that could break a table
-    or make a link escaped, so that a name shows literally whatever renders the file."""
+    """A table as Markdown (a ``###`` title and a pipe table), or a text as a line of Markdown
+    (a heading, a paragraph, a list item): control characters made visible, and the Markdown
+    that CommonMark would act on escaped where it would act, no more, so that a name shows
+    literally whatever renders the file (``p < 0.05`` stays as written; ``*star*`` is no
+    emphasis, ``<script>`` no element, ``[x](javascript:…)`` no link)."""
     if isinstance(content, str):
-        return _MARKDOWN.sub(r"\\\1", html.escape(visible(content), quote=False))
+        text = _inline(content)
+        block = _BLOCK.match(text)
+        if block:
+            at = block.end("number") if block["number"] else 0
+            text = text[:at] + "\\" + text[at:]
+        closing = _CLOSING.search(text)
+        return text[: closing.start()] + "\\" + text[closing.start():] if closing else text
     align = ["---"] * content.n_index + ["---:"] * (len(content.header) - content.n_index)
     lines = [f"### {markdown(content.title)}", "", _markdown_row(content.header), "|" + "|".join(align) + "|"]
     lines += [_markdown_row(row) for row in content.rows]
     return "\n".join(lines)
 
 
+def _inline(text: str) -> str:
+    """``text`` made visible, with what CommonMark would act on inside a line escaped."""
+    text = visible(text)
+    escaped = _INLINE.sub(lambda m: {"<": "&lt;", "&": "&amp;"}.get(m[0], "\\" + m[0]), text)
+    return escaped.replace("`", "\\`") if text.count("`") > 1 else escaped
+
+
 def _markdown_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(markdown(cell) for cell in cells) + " |"
+    """A row of a pipe table: each cell escaped as inline text, and its pipes, which would end it."""
+    return "| " + " | ".join(_inline(cell).replace("|", "\\|") for cell in cells) + " |"

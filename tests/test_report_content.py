@@ -113,7 +113,7 @@ def test_paired_tests_show_the_difference_its_interval_and_the_p_floor():
             "The true p may be far smaller: increase resamples to resolve smaller p.")
     assert at_floor >= 8 and note in comparisons and note in text
     assert f"| baseline | minimum | micro | precision | {first.difference:+.4f} | " \
-           f"\\[{first.ci_low:+.4f}, {first.ci_high:+.4f}\\] | ≤ 0.0100 |" in text
+           f"[{first.ci_low:+.4f}, {first.ci_high:+.4f}] | ≤ 0.0100 |" in text  # brackets make no link: as written
     below = sum(1 for c in results.comparisons if c.system == "tiny" and c.ci_high < 0)
     significant = sum(1 for c in results.comparisons if c.system == "tiny" and c.p_value < 0.05)
     assert (f"tiny against dwsnet: p &lt; 0.05 on {significant} of 8 measures; the difference&#x27;s 95% interval "
@@ -206,7 +206,7 @@ def test_soft_precision_above_one_is_marked_and_explained():
     assert "† 1 value of precision, recall, F or Jaccard lies outside [0, 1] (system · soft_cardinality" in note
     assert "P &gt; 1 exactly when card(G ⧺ P) &lt; card(G)" in note and "docs/faq.md" in note
     assert "| precision | 1.1667 † |" in text and "| card_inter | 1.1667 |" in text
-    assert "P &gt; 1 exactly when card(G ⧺ P) &lt; card(G)" in text
+    assert "P > 1 exactly when card(G ⧺ P) < card(G)" in text  # Markdown: as written, nothing to escape
     inside = Results([r for r in results.rows if r.value <= 1], "inside")
     assert "†" not in render_html(inside) and findings.unit_note(inside.rows) is None
 

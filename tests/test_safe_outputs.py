@@ -9,32 +9,46 @@ report paths: an ``out:`` that would replace an input is refused, and ``out:``'s
 
 from __future__ import annotations
 
+import base64
 import csv
+import errno
+import fcntl
 import html.parser
 import io
+import json
 import os
 import re
+import resource
+import signal
+import string
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from in_process import Finished, evalkit_cli
+from run_depth import examples
 
 import evalkit
 from evalkit import api
 from evalkit.errors import ConfigError
 from evalkit.pivot import Table, markdown, visible
 from evalkit.plugins import build_registry, default_registry, make_plugin_manager
-from evalkit.reporting import report_pattern
+from evalkit.reporting import LOCK_NAME, report_pattern, write_reports
+from evalkit_reports import plots
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "configs" / "data" / "quickstart"
 
 SCRIPT = "<script>document.title='pwned'</script>"
 IMAGE = "<img src=x onerror=\"document.title='pwned'\">"
-SYSTEMS = [SCRIPT + "|[/]", "\x1b[31mred\x1b[0m [bold]x", "=cmd|' /C calc'!A0"]
+SYSTEMS = [SCRIPT + "|[/]", "\x1b[31mred\x1b[0m [bold]x", "=cmd|' /C calc'!A0", "\u202e*star* _under_"]
 CLASSES = [IMAGE, "a|b", "[x](javascript:alert(1))", "@SUM(A1)", "-0.25", "$\\frac$"]
 NAME = SCRIPT + " \x1b]0;title\x07 [/]"
 
@@ -130,18 +144,24 @@ class Elements(html.parser.HTMLParser):
             self.rows[-1][-1] += data
 
 
+def commonmark(text: str) -> str:
+    """``text`` rendered by markdown-it-py (rich's Markdown parser): CommonMark, with GFM's tables."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(text)
+
+
 def test_the_markdown_report_renders_to_no_script_link_or_broken_table(reports):
-    md = pytest.importorskip("markdown")
     text = (reports / "hostile.md").read_text(encoding="utf-8")
-    rendered = md.markdown(text, extensions=["tables"])
+    rendered = commonmark(text)
     page = Elements()
     page.feed(rendered)
-    assert "script" not in page.tags and "img" not in page.tags and "a" not in page.tags
+    assert {"script", "img", "a", "em", "strong", "code"}.isdisjoint(page.tags), set(page.tags)
     assert page.tags.count("table") == text.count("\n### ") and len(page.rows) > 10
     shown = "".join(page.text)
     for name in [SCRIPT, IMAGE, "a|b", "[x](javascript:alert(1))", "=cmd|' /C calc'!A0", "$\\frac$"]:
         assert name in shown, name  # shown literally, whole
-    assert "\\x1b[31mred" in shown and "\x1b" not in text
+    assert visible(SYSTEMS[1]) in shown and visible(SYSTEMS[3]) in shown and "\x1b" not in text
     # every row of a table has as many cells as its header: no `|` split a cell
     tables = re.split(r"<table>", rendered)[1:]
     for table in tables:
@@ -150,16 +170,54 @@ def test_the_markdown_report_renders_to_no_script_link_or_broken_table(reports):
         assert len({len(row) for row in part.rows}) == 1, table
 
 
+#: Names made of what Markdown acts on: every ASCII punctuation, digits, letters, spaces, ESC and
+#: U+202E. Leading and trailing spaces are left out: CommonMark trims them from a line.
+HOSTILE_TEXT = st.text(st.sampled_from([*string.punctuation, "a", "b", "1", " ", "\x1b", "\u202e"]),
+                       min_size=1, max_size=12).map(str.strip).filter(bool)
+
+#: How the Markdown report places a text: a heading, a paragraph, a list item, a table cell.
+PLACES = {
+    "heading": (lambda text: f"### {markdown(text)}", {"h3"}),
+    "paragraph": (lambda text: markdown(text), {"p"}),
+    "list item": (lambda text: f"- {markdown(text)}", {"ul", "li"}),
+    "table cell": (lambda text: markdown(Table("t", ["h"], [[text]], 1)), {"h3", "table", "thead", "tr", "th", "tbody", "td"}),
+}
+
+
+@pytest.mark.parametrize("place", PLACES)
+@settings(max_examples=examples(600), deadline=None)
+@given(text=HOSTILE_TEXT)
+def test_a_hostile_name_renders_as_its_literal_text_wherever_it_goes(place, text):
+    """CommonMark's own parser renders the escaped name as the name (control characters made
+    visible), inside the element the place makes and no other."""
+    write, elements = PLACES[place]
+    page = Elements()
+    page.feed(commonmark(write(text)))
+    assert set(page.tags) == elements
+    shown = page.rows[-1][0] if place == "table cell" else "".join(page.text)
+    assert shown.strip() == visible(text)
+
+
+@pytest.mark.parametrize("text", ["p < 0.05", "snake_case", "2 * 3", "AT&T", "[0.1, 0.9]", "-0.25", "a > b", "C# 10",
+                                  "x#", "C:\\data", "it`s", "a | b"])
+def test_markdown_escapes_nothing_that_would_not_act(text):
+    assert markdown(text) == text
+    cell = markdown(Table("t", ["h"], [[text]], 1)).splitlines()[-1]
+    assert cell == "| " + text.replace("|", "\\|") + " |"  # a pipe only where it would end a cell
+
+
 def test_markdown_escapes_names_once_where_they_become_markdown():
     table = Table("t <b>|", ["system", "a|b"], [["<i>x</i>", "0.5000 [0.1, 0.9]"]], 1)
     assert markdown(table).splitlines() == [
-        "### t &lt;b&gt;\\|",
+        "### t &lt;b>|",
         "",
         "| system | a\\|b |",
         "|---|---:|",
-        "| &lt;i&gt;x&lt;/i&gt; | 0.5000 \\[0.1, 0.9\\] |",
+        "| &lt;i>x&lt;/i> | 0.5000 [0.1, 0.9] |",
     ]
-    assert markdown("a\\|b `c` \x1b") == "a\\\\\\|b \\`c\\` \\\\x1b"  # a backslash cannot undo an escape
+    assert markdown("a\\|b `c` \x1b *d* _e_ [f](g) &amp;") == "a\\\\|b \\`c\\` \\x1b \\*d\\* \\_e\\_ [f\\](g) &amp;amp;"
+    assert [markdown(t) for t in ("# h", "1. x", "---", "> q", "+ x", "~~~", "C #")] == [
+        "\\# h", "1\\. x", "\\---", "\\> q", "\\+ x", "\\~~~", "C \\#"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,15 +239,30 @@ def test_csv_cells_that_start_like_formulas_are_neutralised_and_numbers_stay(rep
 def test_csv_neutralises_each_formula_start():
     from evalkit_reports import _cell
 
-    for text in ("=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "-cmd"):
+    for text in ("=1+1", "+1+1", "-1+1", "@SUM(A1)", "-cmd"):
         assert _cell(text) == "'" + text
     for kept in ("-0.25", "+3", "-1e-05", "a=b", "", -0.25, None):
         assert _cell(kept) == kept
+    for text in ("\t=1", "\r=1", "\x1b[2J=1"):  # shown as escapes, which start no formula
+        assert _cell(text) == visible(text) != text
 
 
 # ---------------------------------------------------------------------------------------------
 # HTML
 # ---------------------------------------------------------------------------------------------
+
+
+#: Characters a terminal acts on (C0 and C1 controls but newline and tab; bidirectional overrides).
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.mark.parametrize("report", ["hostile.csv", "hostile.html", "hostile.md", "hostile.json"])
+def test_no_report_holds_a_character_a_terminal_would_act_on(reports, report):
+    """``cat report`` must not retitle (ESC ] 0 ; ... BEL), clear or reverse the terminal."""
+    text = (reports / report).read_text(encoding="utf-8")
+    assert RAW_CONTROL.search(text) is None
+    if report in ("hostile.csv", "hostile.html"):  # shown as the terminal shows them (Markdown: below)
+        assert visible(SYSTEMS[1]) in text and visible(SYSTEMS[3]) in text
 
 
 def test_the_html_report_escapes_every_name(reports):
@@ -369,3 +442,278 @@ def test_existing_reports_are_replaced_not_written_through(tmp_path, monkeypatch
         path = tmp_path / "results" / f"r{suffix}"
         assert path.is_file() and not path.is_symlink()
     assert not list((tmp_path / "results").glob(".*.part"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs are never lost: standard output
+# ---------------------------------------------------------------------------------------------
+
+#: With and without PYTHONUNBUFFERED (which many container images set): the text layer of an
+#: unbuffered stdout used to drop the rest of a short write without a word.
+LOST = "error: could not write the results to standard output"
+BUFFERING = [pytest.param({"PYTHONUNBUFFERED": "1"}, id="unbuffered"), pytest.param({}, id="buffered")]
+
+
+def evalkit_process(*args, env: dict[str, str], **popen) -> subprocess.Popen:
+    """A real ``python -m evalkit ARGS``, with ``env`` added to an environment without
+    PYTHONUNBUFFERED (this machine's environment sets it)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | env
+    return subprocess.Popen([sys.executable, "-m", "evalkit", *map(str, args)], env=environment, text=True, **popen)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env", BUFFERING)
+def test_a_full_disk_under_stdout_is_one_error_and_the_reports_are_still_written(tmp_path, env):
+    """/dev/full fails every write with ENOSPC: the real error of a full disk."""
+    config = quick(tmp_path, "results/r", formats=("json",))
+    with open("/dev/full", "w") as full:
+        process = evalkit_process("run", config, "--format", "json", env=env, stdout=full, stderr=subprocess.PIPE)
+        _, stderr = process.communicate(timeout=300)
+    report = tmp_path / "results" / "r.json"
+    lines = [f"wrote {os.path.relpath(report)}", f"{LOST}: {os.strerror(errno.ENOSPC)}"]
+    assert (process.returncode, stderr.splitlines()) == (1, lines)
+    assert json.loads(report.read_text())["rows"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env", BUFFERING)
+def test_a_file_size_limit_under_stdout_is_one_error_and_keeps_what_was_written(tmp_path, env):
+    """RLIMIT_FSIZE ends a write at the limit (EFBIG after it): a short write, which the
+    unbuffered text layer used to ignore (exit status 0, the rest of the results lost)."""
+    config = QUICKSTART.parent.parent / "quickstart.yaml"
+    whole = evalkit_cli("run", config, "--format", "csv", "--no-report", check=True).stdout
+    limit = len(whole.encode()) // 2
+    output = tmp_path / "out.csv"
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    with output.open("w") as file:
+        process = evalkit_process("run", config, "--format", "csv", "--no-report", env=env, stdout=file,
+                                  stderr=subprocess.PIPE, preexec_fn=limited)
+        _, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stderr) == (1, f"{LOST}: {os.strerror(errno.EFBIG)}\n")
+    assert output.read_text() == whole[:limit]  # what is there is the start of the results, unchanged
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env", BUFFERING)
+def test_a_closed_pipe_stays_quiet_whatever_the_buffering(env):
+    process = evalkit_process("run", QUICKSTART.parent.parent / "quickstart.yaml", "--format", "csv", "--no-report",
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # before it prints its first row
+    stderr = process.stderr.read()
+    assert (process.wait(timeout=300), stderr) == (1, "")  # click's status for a closed pipe
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs are never lost or mixed: a report folder gets one run's set
+# ---------------------------------------------------------------------------------------------
+
+
+SYSTEMS_OF = {"alpha": ("dwsnet.csv", "baseline.csv", "tiny.csv"), "beta": ("tiny.csv", "dwsnet.csv", "baseline.csv")}
+
+
+def heavy(folder: Path, run: str) -> Path:
+    """A config ``run`` (alpha or beta) whose reports take seconds to write (an HTML page and PNG
+    files of four figures, after a small Markdown report), in ``folder/results/r.*``. Both runs
+    have the same systems, with their files swapped, so their figures have the same names and
+    different contents."""
+    for file in SYSTEMS_OF["alpha"] + ("reference.csv",):
+        (folder / file).write_bytes((QUICKSTART / file).read_bytes())
+    path = folder / f"{run}.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": run,
+        "data": {"reference": "reference.csv", "systems": dict(zip(("s1", "s2", "s3"), SYSTEMS_OF[run]))},
+        "tnorm": ["minimum", "product"], "averaging": ["micro", "macro"], "metrics": ["precision", "recall", "f1"],
+        "report": {"formats": ["markdown", "csv", "html", "png"], "out": "results/r"},
+    }))
+    return path
+
+
+def folder_state(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def written_by(folder: Path) -> str:
+    """Which run wrote the report set in ``folder``, which must be whole and of one run: the
+    Markdown and HTML reports are titled with its name, the CSV report is the one its results
+    render, and the HTML's figures are byte for byte the PNG files."""
+    state = folder_state(folder)
+    figures = sorted(n for n in state if n.endswith(".png"))
+    assert sorted(state) == [*figures, "r.csv", "r.html", "r.md"] and len(figures) == 4, sorted(state)
+    run = state["r.md"].decode().splitlines()[0].removeprefix("# ")
+    assert f"<h1>{run}</h1>".encode() in state["r.html"]
+    csv_report = default_registry().create("report_writer", "csv").render(evalkit.run(heavy(folder.parent, run)))
+    assert state["r.csv"].decode() == csv_report
+    embedded = {base64.b64decode(m) for m in re.findall(rb"data:image/png;base64,([A-Za-z0-9+/=]+)", state["r.html"])}
+    assert embedded == {state[n] for n in figures}
+    return run
+
+
+def wait_for(folder: Path, pattern: str, process: subprocess.Popen, timeout: float = 300) -> None:
+    """Poll until a file matching ``pattern`` appears in ``folder`` (the run is writing)."""
+    deadline = time.monotonic() + timeout
+    while not list(folder.glob(pattern)):
+        assert process.poll() is None, f"the run ended before writing: {process.communicate()}"
+        assert time.monotonic() < deadline, f"no {pattern} in {timeout} s"
+        time.sleep(0.002)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum,status,line", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_run_interrupted_while_writing_leaves_the_previous_set_and_no_temporary(tmp_path, signum, status, line):
+    """Signalled once its first report (Markdown) is a temporary: the HTML page and the figures
+    still take seconds to draw, so the signal lands before the set is renamed into place."""
+    results = tmp_path / "results"
+    evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
+    before = folder_state(results)
+    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    wait_for(results, ".r.md.*.part", process)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stderr) == (status, f"{line}\n")
+    assert folder_state(results) == before  # the previous set, whole: no temporary, no lock file
+    assert written_by(results) == "alpha"
+
+
+@pytest.mark.slow
+def test_a_killed_run_leaves_its_temporaries_which_the_next_run_removes(tmp_path):
+    results = tmp_path / "results"
+    evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
+    before = folder_state(results)
+    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    wait_for(results, ".r.md.*.part", process)
+    process.kill()
+    process.wait(timeout=300)
+    left = folder_state(results)
+    assert [n for n in left if n.startswith(".r.md.") and n.endswith(".part")], "SIGKILL cannot be cleaned up after"
+    assert {n: d for n, d in left.items() if not n.startswith(".")} == before  # the previous set, untouched
+    evalkit.run(heavy(tmp_path, "beta"), write_reports=True)
+    assert written_by(results) == "beta"  # the stale temporaries and lock file are gone with it
+
+
+@pytest.mark.slow
+def test_two_runs_into_one_folder_at_once_write_one_after_the_other(tmp_path):
+    results = tmp_path / "results"
+    runs = [evalkit_process("run", heavy(tmp_path, s), "-q", env={}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for s in ("alpha", "beta")]
+    done = [(run.wait(timeout=600), run.stderr.read()) for run in runs]
+    assert [status for status, _ in done] == [0, 0], done
+    assert written_by(results) in ("alpha", "beta")  # one run's set, whole
+
+
+def hold(folder: Path) -> int:
+    """Take the folder's report lock as another run would (flock on its own open file)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    os.write(handle, b"4242")
+    return handle
+
+
+def test_a_folder_locked_by_another_run_is_named_after_the_wait(tmp_path):
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("markdown", "csv")))
+    writers = {f: default_registry().create("report_writer", f) for f in ("markdown", "csv")}
+    handle = hold(tmp_path / "out")
+    try:
+        written = write_reports(results, writers, tmp_path / "out" / "r", wait=0.2)
+    finally:
+        os.close(handle)
+    folder = tmp_path / "out"
+    assert written.paths == [] and written.failures == [
+        f"another evalkit run (process 4242) has been writing reports in {folder} for 0.2 s (it holds "
+        f"{folder / LOCK_NAME}); run again when it has finished, or choose another `out:`"
+    ]
+    assert sorted(p.name for p in folder.iterdir()) == [LOCK_NAME]  # nothing written, no temporary
+
+
+def test_a_run_waits_for_the_lock_then_writes_and_leaves_no_lock_file(tmp_path):
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("markdown", "csv")))
+    writers = {f: default_registry().create("report_writer", f) for f in ("markdown", "csv")}
+    handle = hold(tmp_path / "out")
+    release = threading.Timer(0.3, os.close, [handle])
+    release.start()
+    started = time.monotonic()
+    written = write_reports(results, writers, tmp_path / "out" / "r", wait=60)
+    assert time.monotonic() - started >= 0.3 and not written.failures
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.csv", "r.md"]
+
+
+def test_a_disk_error_writing_a_figure_names_that_figure_not_a_plugin_bug(tmp_path):
+    """RLIMIT_FSIZE makes the kernel refuse to write past a size (EFBIG), here and portably; a
+    full disk (ENOSPC) takes the same path, and the real process's is tested above."""
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("png",)))
+    writers = {f: default_registry().create("report_writer", f) for f in ("markdown", "png")}
+    found = plots.gallery(results).plots
+    size = min(map(len, plots.images(found, "png"))) - 1  # a Markdown report fits, no figure does
+    assert len(writers["markdown"].render(results).encode()) < size
+    first = found[0].name
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / f"r-{first}.png").write_bytes(b"the previous figure")
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, limit[1]))
+    try:
+        written = write_reports(results, writers, tmp_path / "out" / "r")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+    figure = tmp_path / "out" / f"r-{first}.png"
+    assert written.failures == [f"report writer 'png': could not write {figure}: {os.strerror(errno.EFBIG)}"]
+    assert written.paths == [tmp_path / "out" / "r.md"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [figure.name, "r.md"]  # no temporary
+    assert figure.read_bytes() == b"the previous figure"
+
+
+def test_the_next_run_removes_the_temporaries_a_killed_run_left_whatever_their_format(tmp_path):
+    results = evalkit.run(quick(tmp_path, "out/r", formats=("markdown",)))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    stale = [".r.md.k2j3h4g5.part", ".r-bars.png.a1b2c3d4.part", ".r.html.zzzzzzzz.part"]
+    for name in [*stale, ".other.md.a1b2c3d4.part", "r-notes.txt"]:
+        (folder / name).write_text("left by a killed run")
+    write_reports(results, {"markdown": default_registry().create("report_writer", "markdown")}, folder / "r")
+    assert sorted(p.name for p in folder.iterdir()) == [".other.md.a1b2c3d4.part", "r-notes.txt", "r.md"]
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_the_reports_is_a_disk_error_naming_the_file_being_written(tmp_path):
+    """A 16 KiB tmpfs fills for real (ENOSPC): mounting one needs root, so the portable check is
+    RLIMIT_FSIZE's above; this one is the error the issue reported, where it can be made."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        config = quick(tmp_path, str(disk / "r"), formats=("markdown", "html", "png"))
+        done = evalkit_cli("run", config, "-q")
+        figures = [plot.name for plot in plots.gallery(evalkit.run(config)).plots]
+        left = sorted(p.name for p in disk.iterdir())
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+    assert done.returncode == 1 and "Set metrics" in done.stdout  # the results, then the error
+    failures = done.stderr.split("error: ")[-1].splitlines()  # after "wrote <the Markdown report>"
+    assert len(failures) == 2
+    assert failures[0] == f"report writer 'html': could not write {disk / 'r.html'}: {os.strerror(errno.ENOSPC)}"
+    png = re.fullmatch(rf"report writer 'png': could not write {re.escape(str(disk))}/r-(.+)\.png: (.+)", failures[1])
+    assert png and png[1] in figures and png[2] == os.strerror(errno.ENOSPC)  # a figure it was writing
+    assert left == ["r.md"]  # no temporary, no lock file; the html and png writers' files dropped whole
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args,what", [(("plugins", "--format", "json"), "the listing"),
+                                       (("validate", QUICKSTART.parent.parent / "quickstart.yaml"), "the result")])
+def test_every_command_says_when_stdout_is_full(args, what):
+    with open("/dev/full", "w") as full:
+        process = evalkit_process(*args, env={"PYTHONUNBUFFERED": "1"}, stdout=full, stderr=subprocess.PIPE)
+        _, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stderr) == (1, f"error: could not write {what} to standard output: {os.strerror(errno.ENOSPC)}\n")
+
+
+def test_the_report_paths_printed_after_a_run_carry_no_escape(tmp_path):
+    folder = "out\x1b]0;title\x07"
+    done = evalkit_cli("run", quick(tmp_path, f"{folder}/r", formats=("csv",)), "-q", check=True)
+    assert "\x1b" not in done.stderr and f"{visible(folder)}/r.csv" in done.stderr
+    assert (tmp_path / folder / "r.csv").is_file()

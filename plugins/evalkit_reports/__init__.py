@@ -15,6 +15,7 @@ from evalkit.plugin import (
     hookimpl,
     markdown,
     tables,
+    visible,
 )
 from evalkit_reports.findings import agreement_note, floor_note, glossary_of, marked, opening_lines, unit_note
 from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
@@ -71,15 +72,17 @@ class JsonWriter(BaseComponent):
         return results.to_json()  # one document, which Results.from_json reads back
 
 
-#: How a cell starts that a spreadsheet would take for a formula (OWASP, "CSV Injection").
-FORMULA = ("=", "+", "-", "@", "\t", "\r")
+#: How a cell starts that a spreadsheet would take for a formula (OWASP, "CSV Injection"; the
+#: tab and carriage return it also lists reach no cell: they are shown as ``\t`` and ``\r``).
+FORMULA = ("=", "+", "-", "@")
 
 #: A plain number, which a spreadsheet reads as the number it is whatever its sign.
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 
 
 class CsvWriter(BaseComponent):
-    """Tidy rows as CSV, one row per value; a name that starts like a formula is quoted with `'`."""
+    """Tidy rows as CSV, one row per value; control characters in names are shown as escapes
+    (``cat`` prints the file to a terminal) and a name that starts like a formula is quoted with `'`."""
 
     name = "csv"
     suffix = ".csv"
@@ -93,9 +96,11 @@ class CsvWriter(BaseComponent):
 
 
 def _cell(value: object) -> object:
-    """``value`` for a CSV cell: a text that a spreadsheet would run as a formula (``=cmd|...``,
-    ``@SUM(...)``) gets a leading ``'``, which makes it text, as OWASP advises; numbers, and texts
-    that are plain numbers (``-0.25``), stay as they are."""
-    if isinstance(value, str) and value.startswith(FORMULA) and not NUMBER.match(value):
-        return "'" + value
-    return value
+    """``value`` for a CSV cell: control and bidirectional characters shown as escapes, as on
+    the terminal (ESC as ``\x1b``); a text that a spreadsheet would run as a formula
+    (``=cmd|...``, ``@SUM(...)``) gets a leading ``'``, which makes it text, as OWASP advises;
+    numbers, and texts that are plain numbers (``-0.25``), stay as they are."""
+    if not isinstance(value, str):
+        return value
+    value = visible(value)
+    return "'" + value if value.startswith(FORMULA) and not NUMBER.match(value) else value

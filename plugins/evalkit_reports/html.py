@@ -30,6 +30,7 @@ from evalkit.plugin import (
     how_tested,
     p_value_text,
     tables,
+    visible,
 )
 from evalkit_reports.findings import MARK, agreement_note, floor_note, glossary_of, marked, opening_lines, unit_note
 
@@ -171,7 +172,9 @@ def render_html(results: Results) -> str:
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """Text for the page: control and bidirectional characters shown as escapes, as on the
+    terminal (``cat report.html`` must not retitle it), lines and tabs kept; HTML escaped."""
+    return html.escape(visible(str(value), lines=True), quote=True)
 
 
 def _axes(results: Results) -> str:
