@@ -29,7 +29,7 @@ from evalkit.engine import unweighted
 from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.registry import Registry
 from evalkit.reporting import report_pattern
-from evalkit.sources import find_loader, source_path
+from evalkit.sources import check_inline, find_loader, source_path
 from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
 
 Where = Callable[..., str]
@@ -171,6 +171,7 @@ def plan_source(value: Any, role: str, system: str | None, where: str, base: Pat
     reads, is an error now)."""
     path, name = source_path(value, where)
     if path is None:
+        check_inline(value, where, kind)
         return Source(value, role, system, where)
     try:
         loader, full = find_loader(path, base, where, registry, kind, name)

@@ -4,6 +4,7 @@ representation reads: a LabelMatrix (memberships) or ItemSets (lists of items).
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import numpy as np
 
 from evalkit.arrays import from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix
-from evalkit.errors import DataError
+from evalkit.errors import DataError, shortened
 from evalkit.items import ItemSets
 from evalkit.protocols import optional
 from evalkit.registry import Registry
@@ -89,6 +90,7 @@ def find_loader(
     full = path if path.is_absolute() else base / path
     if not full.exists():
         raise DataError(f"{where}: no such data file {str(path)!r} (looked for {full})")
+    _check_regular(full, path, where)
     if name is not None:
         loader = registry.create("loader", name, where)
         if loader.kind != kind:
@@ -123,6 +125,26 @@ def find_loader(
     )
 
 
+#: What ``stat`` calls a path that is neither a file nor a folder, for the message.
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _check_regular(full: Path, path: Path, where: str) -> None:
+    """A data path must be a regular file or a folder (a link to one is followed): a FIFO, a
+    device (a link to ``/dev/zero``) or a socket has no end to read, hash or count, so the run
+    would hang or fill the memory."""
+    mode = full.stat().st_mode
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    what = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+    target = f", a link to {full.resolve()}" if full.is_symlink() else ""
+    raise DataError(
+        f"{where}: the data path {str(path)!r} is {what}{target}, not a regular file; evalkit reads a data file "
+        "more than once (to check, hash and load it): save the data to a file and name that"
+    )
+
+
 def _file_spec(source: dict[str, Any], where: str) -> tuple[str, str | None]:
     unknown = set(source) - {"path", "loader"}
     if unknown:
@@ -130,25 +152,56 @@ def _file_spec(source: dict[str, Any], where: str) -> tuple[str, str | None]:
     return source["path"], source.get("loader")
 
 
+#: The keys of inline data given as a mapping: the rows (or samples), then the optional lists.
+_INLINE = {"matrix": ("values", "classes", "ids"), "items": ("items", "ids")}
+
+
+def check_inline(source: Any, where: str, kind: str) -> None:
+    """Inline data from a config, checked in the plan as far as it can be without its values:
+    a mapping has its rows and only known keys, and its ``ids`` and ``classes`` are lists of
+    names (``ids: 1`` or ``classes: 3`` would fail only when the data is read; ``ids: ab`` would
+    silently be two ids). Python objects (arrays, DataFrames) pass: the loading checks them."""
+    if isinstance(source, (bool, int, float)):
+        raise DataError(f"{where}: inline data is a list of {_rows(kind)}; got the number {source!r}")
+    if not isinstance(source, dict):
+        return
+    rows, *optional_keys = _INLINE[kind]
+    unknown = set(source) - {rows, *optional_keys}
+    if unknown or rows not in source:
+        listed = " and ".join(f"`{k}`" for k in optional_keys)
+        raise DataError(
+            f"{where}: inline {'item ' if kind == 'items' else ''}data is a list of {_rows(kind)} or a mapping with "
+            f"`{rows}` (the {_rows(kind)}) and optional {listed}; got keys {sorted(source)}"
+        )
+    if isinstance(source[rows], (str, bool, int, float)):
+        raise DataError(f"{where}: inline `{rows}` is a list of {_rows(kind)}; got {source[rows]!r}")
+    for key in optional_keys:
+        names = source.get(key)
+        if isinstance(names, np.ndarray) and names.ndim == 1:
+            names = names.tolist()
+        if names is not None and (
+            not isinstance(names, (list, tuple)) or not all(isinstance(n, (str, int, float)) for n in names)
+        ):
+            one = "sample" if key == "ids" else "column"
+            raise DataError(
+                f"{where}: inline `{key}` is a list of names, one per {one} (`{key}: [a, b]`); "
+                f"got {shortened(repr(names), 80)}"
+            )
+
+
+def _rows(kind: str) -> str:
+    return "rows" if kind == "matrix" else "samples"
+
+
 def _items_from_python(source: Any, where: str, classes: Sequence[str] | None) -> ItemSets:
     if isinstance(source, dict):
-        unknown = set(source) - {"items", "ids"}
-        if unknown or "items" not in source:
-            raise DataError(
-                f"{where}: inline item data is a list of samples or a mapping with `items` (the "
-                f"samples) and optional `ids`; got keys {sorted(source)}"
-            )
+        check_inline(source, where, "items")
         return ItemSets.from_python(source["items"], ids=source.get("ids"), classes=classes, source=where)
     return ItemSets.from_python(source, classes=classes, source=where)
 
 
 def _from_mapping(source: dict[str, Any], where: str) -> LabelMatrix:
-    unknown = set(source) - {"values", "classes", "ids"}
-    if unknown or "values" not in source:
-        raise DataError(
-            f"{where}: inline data is a list of rows or a mapping with `values` (rows) and "
-            f"optional `classes` and `ids`; got keys {sorted(source)}"
-        )
+    check_inline(source, where, "matrix")
     return _from_rows(source["values"], source.get("classes"), source.get("ids"), where)
 
 

@@ -91,6 +91,18 @@ MISTAKES = {
     "unknown component": (with_({"tnorm": "hamacker"}), "Did you mean 'hamacher'"),
     "parameter a component rejects": (with_({"tnorm": {"name": "hamacher", "q": 1}}), "unknown parameter 'q'"),
     "component listed twice": (with_({"averaging": ["micro", "micro"]}), "listed twice"),
+    "inline ids a number": (with_({"data.reference": {"values": [[1, 0]], "ids": 1}}), "inline `ids` is a list of names"),
+    "inline ids infinite": (with_({"data.reference": {"values": [[1, 0]], "ids": float("inf")}}), "got inf"),
+    "inline classes a number": (
+        with_({"data.systems": {"s": {"values": [[1, 0]], "classes": 3}}}), "inline `classes` is a list of names",
+    ),
+    "inline item ids a number": (
+        items_config(data={"reference": {"items": [["a"]], "ids": 1}, "systems": {"s": [["a"]]}}),
+        "inline `ids` is a list of names",
+    ),
+    "no classes": (items_config(representation="threshold_match", similarity="levenshtein",
+                                data={"reference": [["a"]], "systems": {"s": [["a"]]}, "classes": []}),
+                   "`classes: []` selects no class"),
     "statistics beyond memory": (
         with_({"statistics": {"bootstrap": {"resamples": 10**9}}}), "lower `statistics.bootstrap.resamples`",
     ),
