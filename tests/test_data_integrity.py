@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from in_process import evalkit_cli
 
 import evalkit
 import evalkit.plugin
+import evalkit.plugins
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError, PluginError
+from evalkit.items import ItemSets
 from evalkit.testing import plugin_registry
 
 REF = "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\nc,1.0,0.0\n"
@@ -399,3 +404,57 @@ def test_missing_empty_also_fills_samples_only_a_system_lists(tmp_path):
     assert [r.measure for r in sparse.rows] == [r.measure for r in full.rows]
     assert [r.value for r in sparse.rows] == pytest.approx([r.value for r in full.rows], rel=1e-12)  # rows in another order
     assert "3 sample(s) that only systems list are empty in the reference (missing: empty)" in sparse.notes
+
+
+# --- issue 23: odd files ---------------------------------------------------------------------------
+
+
+def special_path(folder: Path, kind: str) -> Path:
+    """A real FIFO, or a real ``.csv`` link to ``/dev/zero``: reading either never ends."""
+    path = folder / "system.csv"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    return path
+
+
+@pytest.mark.parametrize(("kind", "what"), [
+    ("fifo", "is a FIFO (named pipe)"), ("dev-zero", "is a character device, a link to /dev/zero"),
+])
+def test_a_data_path_that_is_no_regular_file_is_refused_by_validate(tmp_path, kind, what):
+    """They passed `validate`, then `run` hung hashing them: now both refuse them in the plan."""
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({
+        "data": {"reference": str(write(tmp_path, "ref.csv", REF)), "systems": {"s": str(special_path(tmp_path, kind))}},
+        "representation": "fuzzy", "averaging": "micro", "metrics": ["precision"],
+    }), encoding="utf-8")
+    expected = (f"the data path '{tmp_path / 'system.csv'}' {what}, not a regular file; evalkit reads a data file more "
+                "than once (to check, hash and load it): save the data to a file and name that")
+    checked = evalkit_cli("validate", config)  # first: a `run` that reads the path would never end
+    assert checked.returncode == 1 and expected in checked.stderr, checked.stderr
+    ran = evalkit_cli("run", config)
+    assert (ran.returncode, ran.stderr) == (1, checked.stderr)
+
+
+@pytest.mark.parametrize("member", [None, "values"])
+def test_a_zero_dimensional_array_is_a_data_error(tmp_path, member):
+    """A 0-d .npy (or .npz member) was "a bug in the plugin" (IndexError)."""
+    path = tmp_path / ("one.npy" if member is None else "one.npz")
+    np.save(path, np.array(0.5)) if member is None else np.savez(path, values=np.array(0.5))
+    where = str(path) + ("" if member is None else " (member 'values.npy')")
+    with pytest.raises(DataError, match=re.escape(f"{where}: a single number (a 0-d array); expected a 2-D (samples x "
+                                                  "classes) matrix, or 1-D for one class")):
+        run(path, path)
+
+
+@pytest.mark.parametrize("representation", ["threshold_match", "soft_cardinality", "exact_match"])
+def test_item_representations_fill_an_empty_table_for_no_classes(representation):
+    """`threshold_match` with no classes was "a bug in the plugin" (the cells' offsets assumed one
+    cell); a config refuses `classes: []` (tests/test_plan.py), the API gets the empty table."""
+    registry = evalkit.plugins.default_registry()
+    items = ItemSets.from_python([{"a": ["x", "y"]}, {"a": ["z"]}]).select([])
+    table = registry.create("representation", representation).cardinalities(
+        items, items, tnorm=None, similarity=registry.create("similarity", "levenshtein"),
+    )
+    assert [a.shape for a in (table.ref, table.pred, table.inter)] == [(2, 0)] * 3

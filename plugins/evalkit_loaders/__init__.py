@@ -294,8 +294,12 @@ def _npy_header(handle: IO[bytes], size: int, where: str) -> tuple[tuple[int, ..
 
 
 def _matrix(values: np.ndarray, where: str) -> np.ndarray:
-    """Real numbers as a 2-D matrix (a 1-D array is one class). Complex values would lose their
+    """Real numbers as a 2-D matrix (a 1-D array is one class, a 0-d one is refused). Complex values would lose their
     imaginary part and dates would become numbers, so only booleans, integers and floats pass."""
+    if values.ndim == 0:
+        raise DataError(
+            f"{where}: a single number (a 0-d array); expected a 2-D (samples x classes) matrix, or 1-D for one class"
+        )
     if values.dtype.kind not in "biuf":
         raise DataError(f"{where}: values have dtype {values.dtype}; expected real numbers (booleans, integers or floats)")
     if values.dtype.kind != "f":
