@@ -178,6 +178,29 @@ def csv_rows(path: Path, delimiter: str = ",") -> Generator[tuple[int, list[str]
             raise DataError(f"{path}:{line}: not valid CSV ({exc}{hint})") from None
 
 
+#: Column names that say a column holds times or sample ids, never the memberships of a class.
+TIME_OR_ID_NAMES = frozenset({
+    "id", "ids", "sample", "sample_id", "filename", "file", "segment", "clip", "index", "frame",
+    "time", "times", "timestamp", "onset", "offset", "start", "end", "begin", "start_time", "end_time",
+})
+
+
+def not_times_or_ids(classes: Sequence[str], source: str) -> None:
+    """Refuse a class read from a file under a name that says time or sample id (``start``,
+    ``onset``, ``id``, ...): its values, times such as 0, 0.5, 1.0 included, would be scored as
+    memberships without a word. Called only when ``data: classes:`` names no classes: a class
+    it names is one, and one it leaves out is not scored."""
+    named = [c for c in classes if c.strip().lower() in TIME_OR_ID_NAMES]
+    if named:
+        others = [c for c in classes if c not in named][:3]
+        raise DataError(
+            f"{source}: column {named[0]!r} is named like a time or a sample id, so evalkit does not score it as a "
+            f"class. List the classes to score, `data: classes: [{', '.join(others)}, ...]` (with {named[0]!r} "
+            f"among them to score it too), or, if it holds the sample ids, make it the id column (CSV: "
+            f"`loader: {{name: csv, id_column: {named[0]}}}`)"
+        )
+
+
 def check_memory(nbytes: int, where: str, what: str) -> None:
     """Refuse to read data that cannot fit, before reading it: ``nbytes`` (what ``what`` would
     take) against the memory this machine has available now."""

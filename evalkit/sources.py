@@ -15,6 +15,7 @@ from evalkit.arrays import from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError, shortened
 from evalkit.items import ItemSets
+from evalkit.loading import not_times_or_ids
 from evalkit.protocols import optional
 from evalkit.registry import Registry
 
@@ -42,6 +43,8 @@ def load_source(
     """
     if loader is not None:
         data = loader.load(full, role)
+        if classes is None and isinstance(data, LabelMatrix):
+            not_times_or_ids(data.classes, data.source)
     elif isinstance(source, (LabelMatrix, ItemSets)):
         data = source
     elif kind == "matrix" and is_pandas(source):

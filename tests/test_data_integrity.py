@@ -458,3 +458,27 @@ def test_item_representations_fill_an_empty_table_for_no_classes(representation)
         items, items, tnorm=None, similarity=registry.create("similarity", "levenshtein"),
     )
     assert [a.shape for a in (table.ref, table.pred, table.inter)] == [(2, 0)] * 3
+
+
+TIMED = "start,speech,birds\n0,0.9,0.1\n0.5,0.2,0.8\n1.0,1.0,0.0\n"  # REF's classes after a column of times
+TIMED_SYSTEM = "start,speech,birds\n0,0.7,0.3\n0.5,0.1,0.6\n1.0,0.8,0.2\n"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_column_named_like_a_time_is_never_a_class_unless_classes_names_it(tmp_path, stream):
+    """``start`` holding 0, 0.5, 1.0 passed the increasing-above-1 check and was scored as a class
+    (micro precision 0.909 where the real classes give 0.862)."""
+    ref, system = write(tmp_path, "ref.csv", TIMED), write(tmp_path, "sys.csv", TIMED_SYSTEM)
+    with pytest.raises(DataError, match=re.escape(
+        f"{ref}: column 'start' is named like a time or a sample id, so evalkit does not score it as a class. List the "
+        "classes to score, `data: classes: [speech, birds, ...]` (with 'start' among them to score it too), or, if it "
+        "holds the sample ids, make it the id column (CSV: `loader: {name: csv, id_column: start}`)"
+    )):
+        run(ref, system, stream=stream)
+    without = precision(write(tmp_path, "r.csv", "speech,birds\n0.9,0.1\n0.2,0.8\n1.0,0.0\n"),
+                        write(tmp_path, "s.csv", "speech,birds\n0.7,0.3\n0.1,0.6\n0.8,0.2\n"))
+    assert precision(ref, system, classes=["speech", "birds"], stream=stream) == without
+    with_times = precision(write(tmp_path, "rt.csv", TIMED.replace("start", "t")),
+                           write(tmp_path, "st.csv", TIMED_SYSTEM.replace("start", "t")))
+    assert precision(ref, system, classes=["start", "speech", "birds"], stream=stream) == with_times
+    assert without != with_times  # the column does change the numbers: 0.862 vs 0.909
