@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from allocation import allocation_peak
 from in_process import evalkit_cli
 
 import evalkit
@@ -482,3 +483,19 @@ def test_a_column_named_like_a_time_is_never_a_class_unless_classes_names_it(tmp
                            write(tmp_path, "st.csv", TIMED_SYSTEM.replace("start", "t")))
     assert precision(ref, system, classes=["start", "speech", "birds"], stream=stream) == with_times
     assert without != with_times  # the column does change the numbers: 0.862 vs 0.909
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({"classes": np.array(["a", "b", "c"])}, ": 'values' has 10 columns but 'classes' has 3 class names"),
+    ({"ids": np.array(["x", "y"])}, ": 'values' has 1,000,000 rows but 'ids' has 2 ids"),
+    ({"classes": np.array([["a"] * 10])}, " (member 'classes.npy'): shape (1, 10); expected a 1-D array of names"),
+])
+def test_npz_members_that_do_not_fit_together_are_refused_before_inflating(tmp_path, extra, expected):
+    """An archive inflating to gigabytes was read whole (27 s for 3.1 GB) before its classes
+    were found not to fit: the members' headers are compared first. Its 76 MiB of values are
+    never allocated (traced)."""
+    path = tmp_path / "big.npz"
+    np.savez_compressed(path, values=np.zeros((1_000_000, 10)), **extra)
+    with allocation_peak() as peak, pytest.raises(DataError, match=re.escape(f"{path}{expected}")):
+        run(path, path)
+    assert peak.mib < 16, peak.mib

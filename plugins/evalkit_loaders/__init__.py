@@ -293,13 +293,20 @@ def _npy_header(handle: IO[bytes], size: int, where: str) -> tuple[tuple[int, ..
     return shape, dtype, fortran
 
 
-def _matrix(values: np.ndarray, where: str) -> np.ndarray:
-    """Real numbers as a 2-D matrix (a 1-D array is one class, a 0-d one is refused). Complex values would lose their
-    imaginary part and dates would become numbers, so only booleans, integers and floats pass."""
-    if values.ndim == 0:
+def _dimensions(shape: tuple[int, ...], where: str) -> None:
+    """A matrix has 2 dimensions, or 1 for one class: a 0-d array (one number) or a 3-D one is refused."""
+    if not shape:
         raise DataError(
             f"{where}: a single number (a 0-d array); expected a 2-D (samples x classes) matrix, or 1-D for one class"
         )
+    if len(shape) > 2:
+        raise DataError(f"{where}: expected a 2-D (samples x classes) matrix, got shape {shape}")
+
+
+def _matrix(values: np.ndarray, where: str) -> np.ndarray:
+    """Real numbers as a 2-D matrix (a 1-D array is one class; :func:`_dimensions`). Complex values would lose their
+    imaginary part and dates would become numbers, so only booleans, integers and floats pass."""
+    _dimensions(values.shape, where)
     if values.dtype.kind not in "biuf":
         raise DataError(f"{where}: values have dtype {values.dtype}; expected real numbers (booleans, integers or floats)")
     if values.dtype.kind != "f":
@@ -360,12 +367,30 @@ class NpzLoader(BaseComponent):
                     f"{path}: no array named 'values' (it has {', '.join(arrays) or 'none'}); "
                     "save with np.savez(path, values=..., classes=..., ids=...)"
                 )
+            _check_shapes({name: member.shape() for name, member in arrays.items()}, path)
             values = _matrix(arrays["values"].read(), arrays["values"].where)
             classes = tuple(str(i) for i in range(values.shape[-1]))
             if "classes" in arrays:
                 classes = check_header(arrays["classes"].names(), arrays["classes"].where, what="class")
             ids = clean_ids(arrays["ids"].names(), arrays["ids"].where) if "ids" in arrays else None
         return LabelMatrix(values, classes, ids, str(path))
+
+
+def _check_shapes(shapes: dict[str, tuple[int, ...]], path: Path) -> None:
+    """The arrays of an .npz fit together, checked from their headers before any is inflated
+    (a small archive can hold gigabytes): ``values`` a matrix, ``classes`` one name per column,
+    ``ids`` one per row."""
+    values = shapes["values"]
+    _dimensions(values, f"{path} (member 'values.npy')")
+    wanted = {"classes": (values[1] if len(values) == 2 else 1, "columns", "class names"), "ids": (values[0], "rows", "ids")}
+    for name, (count, of, what) in wanted.items():
+        shape = shapes.get(name)
+        if shape is None:
+            continue
+        if len(shape) != 1:
+            raise DataError(f"{path} (member '{name}.npy'): shape {shape}; expected a 1-D array of names")
+        if shape[0] != count:
+            raise DataError(f"{path}: 'values' has {count:,} {of} but '{name}' has {shape[0]:,} {what}")
 
 
 class _Member:
@@ -378,6 +403,11 @@ class _Member:
     def read(self) -> np.ndarray:
         with reading(self.where), self.archive.open(self.member) as handle:
             return _npy(handle, self.member.file_size, self.where)
+
+    def shape(self) -> tuple[int, ...]:
+        """The shape its header declares, inflating only the header's bytes."""
+        with reading(self.where), self.archive.open(self.member) as handle:
+            return _npy_header(handle, self.member.file_size, self.where)[0]
 
     def names(self) -> list[Any]:
         """A 1-D array of names (text, bytes or numbers), as a list."""
