@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit import budget
 from evalkit.errors import DataError, EvalkitError, PluginContractError, PluginError
 from evalkit.loading import reading
 
@@ -105,6 +106,8 @@ def calling(who: str, name: str, method: Callable[..., Any], *args: Any, **kwarg
         return method(*args, **kwargs)
     except EvalkitError:
         raise
+    except MemoryError:
+        raise budget.out_of_memory(f"in {name}() of {who}", "the data it is given, or its parameters") from None
     except OSError as exc:
         if exc.filename is None:
             raise _bug(who, name, exc) from exc

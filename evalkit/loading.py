@@ -203,12 +203,13 @@ def not_times_or_ids(classes: Sequence[str], source: str) -> None:
 
 def check_memory(nbytes: int, where: str, what: str) -> None:
     """Refuse to read data that cannot fit, before reading it: ``nbytes`` (what ``what`` would
-    take) against the memory this machine has available now."""
+    take) against the memory this process can have now (:func:`evalkit.budget.available_memory`:
+    the machine's, or less under a process or container limit)."""
     available = budget.available_memory()
     if available is not None and nbytes > available:
         raise DataError(
             f"{where}: {what} would take {budget.human(nbytes)} of memory, but {budget.human(available)} is "
-            "available; use a smaller file, or a machine with more memory"
+            f"available{budget.limited_by(available)}; use a smaller file, or a machine with more memory"
         )
 
 

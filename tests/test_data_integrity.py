@@ -23,6 +23,7 @@ from in_process import evalkit_cli
 import evalkit
 import evalkit.plugin
 import evalkit.plugins
+from evalkit import budget
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError, PluginError
 from evalkit.items import ItemSets
@@ -499,3 +500,21 @@ def test_npz_members_that_do_not_fit_together_are_refused_before_inflating(tmp_p
     with allocation_peak() as peak, pytest.raises(DataError, match=re.escape(f"{path}{expected}")):
         run(path, path)
     assert peak.mib < 16, peak.mib
+
+
+def test_a_parquet_file_is_checked_against_the_memory_before_reading(tmp_path, monkeypatch):
+    """Its pages say nothing of the memory (10,000,000 zeros fit in 8 KB): the footer's row
+    counts times the columns' widths do, plus the float64 matrix they become. Under a limit the
+    file read as "not a readable Parquet file (malloc failed)"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "zeros.parquet"
+    rows, columns = 1_000_000, 10
+    pq.write_table(pa.table({f"c{i}": np.zeros(rows) for i in range(columns)}), path, compression="zstd")
+    assert path.stat().st_size < 1_000_000
+    monkeypatch.setattr("evalkit.budget.available_memory", lambda: 64 * 2**20)
+    needed = budget.human(rows * columns * 8 * 2)  # the columns as read, then the matrix
+    with pytest.raises(DataError, match=re.escape(f"{path}: its columns, decompressed, and their float64 matrix, would "
+                                                  f"take {needed} of memory, but 64 MiB is available")):
+        run(path, path)
