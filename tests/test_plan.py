@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from allocation import allocation_peak
 from click.testing import CliRunner
 
 import evalkit
@@ -411,3 +412,20 @@ def test_a_memory_error_is_one_error_naming_what_was_built(tmp_path):
     with pytest.raises(EngineError, match=r"^ran out of memory in matrix\(\) of similarity 'huge' .*; [0-9.]+ [KMGT]iB is "
                                           r"available.*: lower the data it is given, or its parameters, or raise the limit$"):
         evalkit.run(config, registry=registry)
+
+
+def test_the_permutation_tests_estimate_bounds_what_they_allocate():
+    """The estimate counts the permutation masks: the traced peak a paired permutation test
+    adds to a run lies between the stacked float64 masks alone (resamples x 2 systems' samples)
+    and the estimate (an upper bound: the samples are counted from the file's lines)."""
+    resamples, samples = 4000, 300  # quickstart's reference: 300 rows (and its header)
+    config = base_config()
+    plain, tested = config, {**config, "statistics": {"test": {"resamples": resamples}}}
+    estimate = sum(need.bytes for need in evalkit.api.plan(tested).needs)
+    evalkit.run(tested)  # imports and caches first
+    with allocation_peak() as without:
+        evalkit.run(plain)
+    with allocation_peak() as with_test:
+        evalkit.run(tested)
+    added = with_test.bytes - without.bytes
+    assert resamples * 2 * samples * 8 < added < estimate, (added, estimate)
