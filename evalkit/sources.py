@@ -60,6 +60,24 @@ def load_source(
     return data if classes is None else _with_classes(data, classes, fill=role == "prediction")
 
 
+def declared_classes(loader: Any, full: Path | None, role: str, classes: Sequence[str] | None) -> LabelMatrix | None:
+    """A matrix of no rows with the classes a file declares in its header (the loader's optional
+    ``header_classes``), named and selected as :func:`load_source` would; None when only the
+    values would tell (no such loader member, unnamed columns, inline data)."""
+    read = optional(loader, "header_classes") if loader is not None else None
+    try:
+        names = read(full) if read is not None else None
+    except DataError:  # a header that cannot be read is named when the run reads the file
+        return None
+    if names is None:
+        return None
+    header = LabelMatrix(np.zeros((0, len(names))), tuple(names), None, str(full))
+    if classes is None:
+        not_times_or_ids(header.classes, header.source)
+        return header
+    return _with_classes(header, classes, fill=role == "prediction")
+
+
 def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
     unnamed = data.classes == tuple(str(i) for i in range(len(data.classes)))
     if isinstance(data, LabelMatrix) and unnamed:

@@ -21,6 +21,7 @@ from allocation import allocation_peak
 from in_process import evalkit_cli
 
 import evalkit
+import evalkit.api
 import evalkit.plugin
 import evalkit.plugins
 from evalkit import budget
@@ -96,13 +97,14 @@ def test_the_duplicate_check_survives_colliding_hashes(ids, distinct):
 
 
 def test_a_numeric_id_or_time_column_under_an_unknown_header_is_refused(tmp_path):
-    times = "start,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
+    """(A header named like a time, `start`, is refused by its name whatever its values: below.)"""
+    times = "t,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
     ref, system = write(tmp_path, "ref.csv", times), write(tmp_path, "sys.csv", times)
     with pytest.raises(DataError) as info:
         run(ref, system, clip=True)  # with clip: true it used to be scored as a class, clipped to 1
     assert str(info.value) == (
-        f"{ref}:1: the first column 'start' looks like sample ids or times (strictly increasing, 0 to 5), not "
-        "the memberships of a class. Say which it is: `{path: ref.csv, loader: {name: csv, id_column: start}}` "
+        f"{ref}:1: the first column 't' looks like sample ids or times (strictly increasing, 0 to 5), not "
+        "the memberships of a class. Say which it is: `{path: ref.csv, loader: {name: csv, id_column: t}}` "
         "reads it as the sample ids; `loader: {name: csv, id_column: false}` as a class"
     )
 
@@ -518,3 +520,21 @@ def test_a_parquet_file_is_checked_against_the_memory_before_reading(tmp_path, m
     with pytest.raises(DataError, match=re.escape(f"{path}: its columns, decompressed, and their float64 matrix, would "
                                                   f"take {needed} of memory, but 64 MiB is available")):
         run(path, path)
+
+
+def test_a_system_declaring_other_classes_is_refused_before_its_values_are_read(tmp_path):
+    """The plan compares the classes files declare in their headers (a CSV header, an .npz's
+    `classes`): `validate` refuses what aligning would, and `run` refuses it before 76 MiB of
+    values are inflated, with the same message."""
+    ref = write(tmp_path, "ref.csv", "id,speech,birds\n" + "".join(f"s{i},0.5,0.5\n" for i in range(3)))
+    path = tmp_path / "system.npz"
+    np.savez_compressed(path, values=np.zeros((1_000_000, 2)), classes=np.array(["speech", "cars"]),
+                        ids=np.array([f"s{i}" for i in range(1_000_000)]))
+    expected = (f"{path}: classes differ from the reference {ref}: missing 'birds'; not in the reference 'cars'. "
+                "Select common classes with `classes:` under `data:`")
+    with pytest.raises(DataError, match=f"^{re.escape(expected)}$"):
+        evalkit.api.plan({"data": {"reference": str(ref), "systems": {"s": str(path)}},
+                          "representation": "fuzzy", "averaging": "micro", "metrics": ["precision"]})
+    with allocation_peak() as peak, pytest.raises(DataError, match=f"^{re.escape(expected)}$"):
+        run(ref, path)
+    assert peak.mib < 16, peak.mib

@@ -112,6 +112,11 @@ class DelimitedLoader(BaseComponent[DelimitedParams]):
         classes = tuple(n for i, n in enumerate(names) if i != id_index)
         return LabelMatrix(values, classes, ids, str(path))
 
+    def header_classes(self, path: Path) -> tuple[str, ...]:
+        """The class names of the header: every column but the ids."""
+        _, names, id_index = self._header(path, _delimiter(path))
+        return tuple(n for i, n in enumerate(names) if i != id_index)
+
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
         """The table ``rows`` rows at a time from row ``start``, by pandas' C parser (rows before
         ``start`` are parsed and dropped: a line cannot be found without reading the ones before
@@ -356,6 +361,11 @@ class NpzLoader(BaseComponent):
     kind = "matrix"
     suffixes = (".npz",)
 
+    def header_classes(self, path: Path) -> tuple[str, ...] | None:
+        """The names of the `classes` array, without inflating `values` (None without one)."""
+        with zipfile.ZipFile(path) as archive:
+            return _classes({m.filename.removesuffix(".npy"): _Member(archive, m, path) for m in archive.infolist()})
+
     def load(self, path: Path, role: str) -> LabelMatrix:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -369,9 +379,7 @@ class NpzLoader(BaseComponent):
                 )
             _check_shapes({name: member.shape() for name, member in arrays.items()}, path)
             values = _matrix(arrays["values"].read(), arrays["values"].where)
-            classes = tuple(str(i) for i in range(values.shape[-1]))
-            if "classes" in arrays:
-                classes = check_header(arrays["classes"].names(), arrays["classes"].where, what="class")
+            classes = _classes(arrays) or tuple(str(i) for i in range(values.shape[-1]))
             ids = clean_ids(arrays["ids"].names(), arrays["ids"].where) if "ids" in arrays else None
         return LabelMatrix(values, classes, ids, str(path))
 
@@ -391,6 +399,13 @@ def _check_shapes(shapes: dict[str, tuple[int, ...]], path: Path) -> None:
             raise DataError(f"{path} (member '{name}.npy'): shape {shape}; expected a 1-D array of names")
         if shape[0] != count:
             raise DataError(f"{path}: 'values' has {count:,} {of} but '{name}' has {shape[0]:,} {what}")
+
+
+def _classes(arrays: dict[str, _Member]) -> tuple[str, ...] | None:
+    """The class names of an archive's `classes` array, checked; None without one."""
+    if "classes" not in arrays:
+        return None
+    return check_header(arrays["classes"].names(), arrays["classes"].where, what="class")
 
 
 class _Member:
