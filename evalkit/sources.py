@@ -60,7 +60,9 @@ def load_source(
     return data if classes is None else _with_classes(data, classes, fill=role == "prediction")
 
 
-def declared_classes(loader: Any, full: Path | None, role: str, classes: Sequence[str] | None) -> LabelMatrix | None:
+def declared_classes(
+    loader: Any, full: Path | None, role: str, classes: Sequence[str] | None,
+) -> LabelMatrix | None:
     """A matrix of no rows with the classes a file declares in its header (the loader's optional
     ``header_classes``), named and selected as :func:`load_source` would; None when only the
     values would tell (no such loader member, unnamed columns, inline data)."""
@@ -75,7 +77,9 @@ def declared_classes(loader: Any, full: Path | None, role: str, classes: Sequenc
     if classes is None:
         not_times_or_ids(header.classes, header.source)
         return header
-    return _with_classes(header, classes, fill=role == "prediction")
+    selected = _with_classes(header, classes, fill=role == "prediction")
+    assert isinstance(selected, LabelMatrix), "a matrix's classes are selected as a matrix"
+    return selected
 
 
 def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
