@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import stat
 import zipfile
 import zlib
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
@@ -176,6 +177,25 @@ def csv_rows(path: Path, delimiter: str = ",") -> Generator[tuple[int, list[str]
         except csv.Error as exc:
             hint = ": a field over 128 KiB, often a quote that is never closed" if "field limit" in str(exc) else ""
             raise DataError(f"{path}:{line}: not valid CSV ({exc}{hint})") from None
+
+
+#: What ``stat`` calls a path that is neither a file nor a folder, for the messages.
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_file(path: Path) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a folder (a link
+    followed): ``"a character device, a link to /dev/zero"``; else None. A FIFO, a device or a
+    socket has no end to read, hash or count, so reading one would hang or fill the memory."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # absent, or a path the system refuses: said where it is read
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+    return what + (f", a link to {path.resolve()}" if path.is_symlink() else "")
 
 
 #: Column names that say a column holds times or sample ids, never the memberships of a class.

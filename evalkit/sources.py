@@ -4,7 +4,6 @@ representation reads: a LabelMatrix (memberships) or ItemSets (lists of items).
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from evalkit.arrays import from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError, shortened
 from evalkit.items import ItemSets
-from evalkit.loading import not_times_or_ids
+from evalkit.loading import not_times_or_ids, special_file
 from evalkit.protocols import optional
 from evalkit.registry import Registry
 
@@ -150,24 +149,14 @@ def find_loader(
     )
 
 
-#: What ``stat`` calls a path that is neither a file nor a folder, for the message.
-_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
 def _check_regular(full: Path, path: Path, where: str) -> None:
-    """A data path must be a regular file or a folder (a link to one is followed): a FIFO, a
-    device (a link to ``/dev/zero``) or a socket has no end to read, hash or count, so the run
-    would hang or fill the memory."""
-    mode = full.stat().st_mode
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return
-    what = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
-    target = f", a link to {full.resolve()}" if full.is_symlink() else ""
-    raise DataError(
-        f"{where}: the data path {str(path)!r} is {what}{target}, not a regular file; evalkit reads a data file "
-        "more than once (to check, hash and load it): save the data to a file and name that"
-    )
+    """A data path must be a regular file or a folder (a link to one is followed)."""
+    what = special_file(full)
+    if what is not None:
+        raise DataError(
+            f"{where}: the data path {str(path)!r} is {what}, not a regular file; evalkit reads a data file more "
+            "than once (to check, hash and load it): save the data to a file and name that"
+        )
 
 
 def _file_spec(source: dict[str, Any], where: str) -> tuple[str, str | None]:

@@ -538,3 +538,21 @@ def test_a_system_declaring_other_classes_is_refused_before_its_values_are_read(
     with allocation_peak() as peak, pytest.raises(DataError, match=f"^{re.escape(expected)}$"):
         run(ref, path)
     assert peak.mib < 16, peak.mib
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_config_or_component_file_that_is_no_regular_file_is_refused(tmp_path, kind):
+    """The same for the config itself (reading it never ended) and for a component's file."""
+    special = special_path(tmp_path, kind)
+    what = "a FIFO (named pipe)" if kind == "fifo" else "a character device, a link to /dev/zero"
+    checked = evalkit_cli("validate", special)
+    assert (checked.returncode, checked.stderr) == (
+        1, f"error: {special}: the config is {what}, not a regular file; save it to a file and name that\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({
+        "data": {"reference": [["a"]], "systems": {"s": [["b"]]}}, "representation": "soft_cardinality",
+        "similarity": {"name": "ontology", "ontology": "system.csv"}, "averaging": "micro", "metrics": ["f1"],
+    }), encoding="utf-8")
+    checked = evalkit_cli("validate", config)
+    assert checked.returncode == 1, checked.stderr
+    assert f"parameter 'ontology': Value error, {special} is {what}, not a regular file" in checked.stderr
