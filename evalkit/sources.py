@@ -4,7 +4,7 @@ representation reads: a LabelMatrix (memberships) or ItemSets (lists of items).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -191,16 +191,22 @@ def check_inline(source: Any, where: str, kind: str) -> None:
         raise DataError(f"{where}: inline `{rows}` is a list of {_rows(kind)}; got {source[rows]!r}")
     for key in optional_keys:
         names = source.get(key)
-        if isinstance(names, np.ndarray) and names.ndim == 1:
-            names = names.tolist()
-        if names is not None and (
-            not isinstance(names, (list, tuple)) or not all(isinstance(n, (str, int, float)) for n in names)
-        ):
+        if names is not None and not _names(names):
             one = "sample" if key == "ids" else "column"
             raise DataError(
                 f"{where}: inline `{key}` is a list of names, one per {one} (`{key}: [a, b]`); "
                 f"got {shortened(repr(names), 80)}"
             )
+
+
+def _names(given: Any) -> bool:
+    """Whether ``given`` is a list of names (text or numbers): a list, a 1-D array, an Index."""
+    if isinstance(given, (str, bytes, dict)) or not isinstance(given, Iterable):
+        return False
+    try:
+        return all(isinstance(n, (str, int, float, np.generic)) for n in given)
+    except TypeError:  # a 0-d array
+        return False
 
 
 def _rows(kind: str) -> str:

@@ -27,7 +27,7 @@ import evalkit.api
 import evalkit.plugin
 from evalkit import budget
 from evalkit.cli import main
-from evalkit.errors import ConfigError, EngineError, ReportError
+from evalkit.errors import ConfigError, DataError, EngineError, ReportError
 from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.testing import plugin_registry
 
@@ -429,3 +429,20 @@ def test_the_permutation_tests_estimate_bounds_what_they_allocate():
         evalkit.run(tested)
     added = with_test.bytes - without.bytes
     assert resamples * 2 * samples * 8 < added < estimate, (added, estimate)
+
+
+def test_inline_names_from_python_may_be_an_array_or_an_index_but_not_one_value():
+    """From Python, `ids` and `classes` may be any list of names (an array, a pandas Index): the
+    numbers are those of plain lists. One value, even as a 0-d array, is refused in the plan."""
+    import pandas as pd
+
+    def config(ids, classes):
+        side = {"values": [[1, 0], [0, 1], [1, 1]], "ids": ids, "classes": classes}
+        system = {"values": [[1, 0], [1, 1], [0, 1]], "ids": ["a", "b", "c"], "classes": ["x", "y"]}
+        return {"data": {"reference": side, "systems": {"s": system}}, "averaging": "micro", "metrics": ["f1"]}
+
+    plain = evalkit.run(config(["a", "b", "c"], ["x", "y"])).rows[0].value
+    assert evalkit.run(config(pd.Index(["a", "b", "c"]), np.array(["x", "y"]))).rows[0].value == plain
+    with pytest.raises(DataError, match=r"inline `ids` is a list of names, one per sample \(`ids: \[a, b\]`\); got "
+                                        r"array\(5\)"):
+        evalkit.api.plan(config(np.array(5), ["x", "y"]))
