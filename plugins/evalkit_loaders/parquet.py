@@ -35,18 +35,18 @@ BATCH_ROWS = 131_072
 LONG = ("class", "value")
 
 
-def read_table(path: Path) -> Any:
+def read_table(path: Path, cell_bytes: int = 8, becoming: str = "their float64 matrix") -> Any:
     """The file's columns as a pyarrow Table; a file pyarrow cannot read is an error naming it,
-    and one that would not fit in memory decompressed (its footer gives the sizes) is refused
-    before it is read."""
+    and one that would not fit in memory decompressed, with what its cells become (``cell_bytes``
+    each), is refused before it is read (its footer gives the sizes)."""
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     with reading(path):
         try:
             meta = pq.read_metadata(path)
-            check_memory(_inflated(meta) + meta.num_rows * meta.num_columns * 8, str(path),
-                         "its columns, decompressed, and their float64 matrix,")
+            check_memory(_inflated(meta) + meta.num_rows * meta.num_columns * cell_bytes, str(path),
+                         f"its columns, decompressed, and {becoming},")
             return pq.read_table(path)
         except MemoryError:  # pyarrow's ArrowMemoryError is one too: out of memory, not a bad file
             raise
@@ -117,6 +117,8 @@ class ParquetMatrix(BaseComponent):
                 # pages read through a 1 MiB buffer, not whole column chunks at once: a row group of
                 # 1,000,000 x 17 float32 held 300 MiB of pyarrow's memory at a time, now 80 MiB
                 table = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+            except MemoryError:  # pyarrow's ArrowMemoryError is one too: out of memory, not a bad file
+                raise
             except (pa.ArrowException, ValueError) as exc:
                 raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
         names = table.schema_arrow.names
@@ -140,6 +142,8 @@ class ParquetMatrix(BaseComponent):
             try:
                 batch = next(batches, None)
                 chunk = None if batch is None else _wide(batch, id_column, where)
+            except MemoryError:
+                raise
             except (pa.ArrowException, ValueError) as exc:
                 raise DataError(f"{where}: rows {start + 1} to {start + rows} cannot be read ({exc})") from None
             if batch is None or chunk is None:
