@@ -556,3 +556,23 @@ def test_a_config_or_component_file_that_is_no_regular_file_is_refused(tmp_path,
     checked = evalkit_cli("validate", config)
     assert checked.returncode == 1, checked.stderr
     assert f"parameter 'ontology': Value error, {special} is {what}, not a regular file" in checked.stderr
+
+
+def test_a_parquet_system_declaring_other_classes_is_refused_in_the_plan(tmp_path):
+    """A wide Parquet table declares its classes in its schema; a long one only in its values."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ref = write(tmp_path, "ref.csv", REF)
+    wide, long = tmp_path / "wide.parquet", tmp_path / "long.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "speech": [0.1] * 3, "cars": [0.2] * 3}), wide)
+    pq.write_table(pa.table({"id": ["a", "b"], "class": ["speech", "cars"], "value": [0.1, 0.2]}), long)
+    config = {"data": {"reference": str(ref), "systems": {"s": str(wide)}},
+              "representation": "fuzzy", "averaging": "micro", "metrics": ["precision"]}
+    with pytest.raises(DataError, match=re.escape(f"{wide}: classes differ from the reference {ref}: missing 'birds'; "
+                                                  "not in the reference 'cars'")):
+        evalkit.api.plan(config)
+    config["data"]["systems"]["s"] = str(long)
+    evalkit.api.plan(config)  # known once its values are read
+    with pytest.raises(DataError, match=re.escape(f"{long}: classes differ from the reference {ref}")):
+        run(ref, long)

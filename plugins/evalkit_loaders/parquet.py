@@ -104,6 +104,23 @@ class ParquetMatrix(BaseComponent):
         except pa.ArrowException as exc:  # pandas' text columns may decode lazily
             raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
 
+    def header_classes(self, path: Path) -> tuple[str, ...] | None:
+        """The class columns of a wide table, from the schema alone (None for a long table: its
+        classes are values)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        with reading(path):
+            try:
+                names = pq.read_schema(path).names
+            except (pa.ArrowException, ValueError) as exc:
+                raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+        check_header(names, str(path), what="column")
+        id_column = _id_column(names)
+        if id_column is not None and _is_long(names, id_column):
+            return None
+        return tuple(n.strip() for n in names if n != id_column)
+
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
         """A wide table ``rows`` at a time from row ``start`` (whole row groups are read as
         needed, from the one that holds ``start``); a long table is read whole, since a sample's
