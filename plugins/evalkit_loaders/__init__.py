@@ -84,7 +84,8 @@ class DelimitedParams(BaseModel):
         "rows are matched by position). Default: the first column, when its header is one of "
         + ", ".join(repr(h) for h in sorted(ID_HEADERS))
         + " or its first value is not a number; a first column that looks like ids or times (strictly "
-        "increasing, above 1) under another name is an error that asks you to choose",
+        "increasing, above 1) under another name is an error that asks you to choose; a column named like a time "
+        "or an id (start, onset, end, ...) is never a class unless `data: classes:` names it",
     )
 
 
@@ -255,8 +256,9 @@ def _diagnose(path: Path, delimiter: str, names: tuple[str, ...], id_index: int 
 
 def _not_ids_or_times(path: Path, line: int, names: tuple[str, ...], values: np.ndarray) -> None:
     """A first column of strictly increasing values above 1, under a header that is not a known
-    id name (``start``, ``t``), is sample ids or times, not memberships: refuse it rather than
-    score it as a class, and say how to choose."""
+    id name (``t``, ``x``), is sample ids or times, not memberships: refuse it rather than
+    score it as a class, and say how to choose (a time or id name, ``start``, is refused by its
+    name whatever its values: :func:`evalkit.loading.not_times_or_ids`)."""
     if values.shape[1] < 2 or len(values) < 2:
         return
     column = values[:, 0]
