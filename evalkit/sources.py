@@ -150,13 +150,16 @@ def find_loader(
 
 
 def _check_regular(full: Path, path: Path, where: str) -> None:
-    """A data path must be a regular file or a folder (a link to one is followed)."""
-    what = special_file(full)
-    if what is not None:
-        raise DataError(
-            f"{where}: the data path {str(path)!r} is {what}, not a regular file; evalkit reads a data file more "
-            "than once (to check, hash and load it): save the data to a file and name that"
-        )
+    """A data path must be a regular file, or a folder of them (links are followed)."""
+    inside = sorted(full.rglob("*")) if full.is_dir() else []
+    for file in [full, *inside]:
+        what = special_file(file)
+        if what is not None:
+            shown = str(path) if file == full else str(path / file.relative_to(full))
+            raise DataError(
+                f"{where}: the data path {shown!r} is {what}, not a regular file; evalkit reads a data file more "
+                "than once (to check, hash and load it): save the data to a file and name that"
+            )
 
 
 def _file_spec(source: dict[str, Any], where: str) -> tuple[str, str | None]:

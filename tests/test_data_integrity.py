@@ -423,17 +423,21 @@ def special_path(folder: Path, kind: str) -> Path:
     return path
 
 
+@pytest.mark.parametrize("folder", [False, True])
 @pytest.mark.parametrize(("kind", "what"), [
     ("fifo", "is a FIFO (named pipe)"), ("dev-zero", "is a character device, a link to /dev/zero"),
 ])
-def test_a_data_path_that_is_no_regular_file_is_refused_by_validate(tmp_path, kind, what):
-    """They passed `validate`, then `run` hung hashing them: now both refuse them in the plan."""
+def test_a_data_path_that_is_no_regular_file_is_refused_by_validate(tmp_path, kind, what, folder):
+    """They passed `validate`, then `run` hung hashing them: now both refuse them in the plan,
+    in a data folder too (where they were skipped without a word)."""
+    (tmp_path / "folder").mkdir()
+    special = special_path(tmp_path / "folder" if folder else tmp_path, kind)
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps({
-        "data": {"reference": str(write(tmp_path, "ref.csv", REF)), "systems": {"s": str(special_path(tmp_path, kind))}},
+        "data": {"reference": str(write(tmp_path, "ref.csv", REF)), "systems": {"s": str(special.parent if folder else special)}},
         "representation": "fuzzy", "averaging": "micro", "metrics": ["precision"],
     }), encoding="utf-8")
-    expected = (f"the data path '{tmp_path / 'system.csv'}' {what}, not a regular file; evalkit reads a data file more "
+    expected = (f"the data path '{special}' {what}, not a regular file; evalkit reads a data file more "
                 "than once (to check, hash and load it): save the data to a file and name that")
     checked = evalkit_cli("validate", config)  # first: a `run` that reads the path would never end
     assert checked.returncode == 1 and expected in checked.stderr, checked.stderr
