@@ -190,8 +190,8 @@ def memory_limits(cgroup_root: Path = Path("/sys/fs/cgroup"), membership: Path =
 
 
 def limited_by(available: int) -> str:
-    """`` (the limit RLIMIT_AS (ulimit -v))``: the limit that leaves ``available`` bytes, when
-    it is not the machine's own memory, for a message; else nothing."""
+    """`` (under the process limit RLIMIT_AS, ulimit -v)``: the limit that leaves ``available``
+    bytes, when it is not the machine's own memory, for a message; else nothing."""
     name = next((name for name, left in memory_limits().items() if left == available), "MemAvailable")
     return "" if name == "MemAvailable" else f" (under {name})"
 
