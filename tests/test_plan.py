@@ -306,10 +306,9 @@ def test_the_cgroup_room_is_the_least_left_under_the_group_and_its_parents(tmp_p
 def test_a_container_sees_its_own_limit_at_the_root_and_over_usage_leaves_nothing(tmp_path):
     """In a container, /proc/self/cgroup says `0::/` and the mount's root is the container's group."""
     membership = cgroup_tree(tmp_path, {"": (str(2 * GiB), GiB, 0)})
-    membership.write_text("0::/\n", encoding="ascii")
+    assert membership.read_text(encoding="ascii") == "0::/\n"
     assert budget.cgroup_room(tmp_path, membership) == GiB
     membership = cgroup_tree(tmp_path, {"": (str(2 * GiB), 3 * GiB, 0)})
-    membership.write_text("0::/\n", encoding="ascii")
     assert budget.cgroup_room(tmp_path, membership) == 0
 
 
