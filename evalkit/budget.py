@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from evalkit.errors import EngineError
 
 #: Bytes read per block when counting lines.
 _BLOCK = 1 << 20
@@ -150,8 +154,50 @@ def rows_need(steps: int, systems: int, measures: int, tested: bool) -> Need:
     )
 
 
+#: A cgroup memory limit at or above this is "no limit" (cgroup v1 writes 2**63 rounded to pages).
+_NO_LIMIT = 1 << 60
+
+
 def available_memory() -> int | None:
-    """Bytes this machine can give a process now (Linux ``MemAvailable``; else free pages)."""
+    """Bytes this process can allocate now: the least of :func:`memory_limits` (None: unknown)."""
+    limits = memory_limits()
+    return min(limits.values()) if limits else None
+
+
+def memory_limits(cgroup_root: Path = Path("/sys/fs/cgroup"), membership: Path = Path("/proc/self/cgroup")) -> dict[str, int]:
+    """The bytes left under each limit on this process's memory, by the limit's name: the
+    machine's ``MemAvailable``, the process limits RLIMIT_AS (``ulimit -v``, against the
+    address space in use) and RLIMIT_DATA (``ulimit -d``), and a container's cgroup
+    (:func:`cgroup_room`). A run under a limit fails where the limit is, whatever the machine has."""
+    limits = {}
+    machine = _meminfo_available()
+    if machine is not None:
+        limits["MemAvailable"] = machine
+    try:
+        import resource
+    except ImportError:  # not a Unix system
+        resource = None  # type: ignore[assignment]
+    if resource is not None:
+        for name, which, used in (("the process limit RLIMIT_AS, ulimit -v", resource.RLIMIT_AS, "VmSize"),
+                                  ("the process limit RLIMIT_DATA, ulimit -d", resource.RLIMIT_DATA, "VmData")):
+            soft = resource.getrlimit(which)[0]
+            if soft != resource.RLIM_INFINITY:
+                limits[name] = max(soft - _status_bytes(used), 0)
+    cgroup = cgroup_room(cgroup_root, membership)
+    if cgroup is not None:
+        limits["the cgroup's memory limit"] = cgroup
+    return limits
+
+
+def limited_by(available: int) -> str:
+    """`` (under the process limit RLIMIT_AS, ulimit -v)``: the limit that leaves ``available``
+    bytes, when it is not the machine's own memory, for a message; else nothing."""
+    name = next((name for name, left in memory_limits().items() if left == available), "MemAvailable")
+    return "" if name == "MemAvailable" else f" (under {name})"
+
+
+def _meminfo_available() -> int | None:
+    """Linux ``MemAvailable``; else free pages; None when neither is known."""
     try:
         with open("/proc/meminfo", encoding="ascii") as handle:
             for line in handle:
@@ -163,6 +209,94 @@ def available_memory() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def _status_bytes(key: str) -> int:
+    """A size from ``/proc/self/status`` (``VmSize``: the address space; ``VmData``: the data
+    segment), 0 when it is not there."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(f"{key}:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+#: The two layouts of the cgroup tree: the version, the folder of the memory controller, and the
+#: files of the limit and the usage, and the key of the usage's reclaimable part in memory.stat.
+_CGROUPS = (
+    (2, ".", "memory.max", "memory.current", "inactive_file"),
+    (1, "memory", "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"),
+)
+
+
+def cgroup_room(root: Path, membership: Path) -> int | None:
+    """The bytes left under the memory limit of this process's cgroup and of every group above
+    it (the least of them), or None without a limit. ``membership`` is ``/proc/self/cgroup``;
+    ``root`` the cgroup mount. Left = limit - (usage - inactive file cache), as the kernel
+    reclaims that cache before it refuses memory."""
+    try:
+        lines = membership.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    rooms = []
+    for version, controller, limit_file, usage_file, cache_key in _CGROUPS:
+        paths = [line.split(":", 2)[2] for line in lines if _member(line, version)]
+        if not paths:
+            continue
+        top = root / controller
+        folder = top / paths[0].lstrip("/")
+        for level in [folder, *folder.parents]:
+            if not level.is_relative_to(top):
+                break
+            try:
+                limit = (level / limit_file).read_text(encoding="ascii").strip()
+                usage = int((level / usage_file).read_text(encoding="ascii"))
+            except (OSError, ValueError):
+                continue  # a level without a memory controller, or a group outside this namespace
+            if limit != "max" and int(limit) < _NO_LIMIT:
+                rooms.append(max(int(limit) - usage + _stat(level / "memory.stat", cache_key), 0))
+    return min(rooms) if rooms else None
+
+
+def _member(line: str, version: int) -> bool:
+    """Whether a /proc/self/cgroup line is the v2 group (``0::/path``) or v1's memory group
+    (``4:memory:/path``, or ``4:cpu,memory:/path``)."""
+    parts = line.split(":", 2)
+    if len(parts) != 3:
+        return False
+    return parts[:2] == ["0", ""] if version == 2 else "memory" in parts[1].split(",")
+
+
+def _stat(path: Path, key: str) -> int:
+    try:
+        for line in path.read_text(encoding="ascii").splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+@contextmanager
+def building(what: str, lower: str = "the data or the settings it grows with") -> Iterator[None]:
+    """Name what the enclosed work builds: running out of memory there (a ``MemoryError``, under
+    a process or container limit or past the estimates) is one error naming it, what to
+    ``lower`` and the memory there is, not an internal error."""
+    try:
+        yield
+    except MemoryError:
+        raise out_of_memory(f"building {what}", lower) from None
+
+
+def out_of_memory(doing: str, lower: str) -> EngineError:
+    """The error of a ``MemoryError`` raised while ``doing`` (``building the scores of x``)."""
+    available = available_memory()
+    room = "" if available is None else f"; {human(available)} is available{limited_by(available)}"
+    return EngineError(f"ran out of memory {doing}{room}: lower {lower}, or raise the limit")
 
 
 def human(n: float) -> str:

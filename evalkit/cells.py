@@ -40,7 +40,7 @@ class Cells:
         self.items[:] = items if items else []
         self.n_ref, self.n_pred = np.array(n_ref, dtype=np.intp), np.array(n_pred, dtype=np.intp)
         self.size = self.n_ref + self.n_pred
-        self.offset = np.concatenate([[0], np.cumsum(self.size)[:-1]]).astype(np.intp)
+        self.offset = np.cumsum(self.size) - self.size  # each cell's first item; none without cells
         self.cell_of_item = np.repeat(np.arange(len(self.size)), self.size)
         position = np.arange(len(items)) - np.repeat(self.offset, self.size)
         self.in_ref = position < np.repeat(self.n_ref, self.size)

@@ -55,6 +55,12 @@ class _Guarded(click.Group):
             _fail("interrupted", 130)
         except BrokenPipeError:
             raise  # stdout closed by a pager or `head`: click ends quietly
+        except MemoryError as exc:  # where no part of evalkit said what it was building
+            if ctx.params.get("debug"):
+                raise
+            from evalkit.budget import out_of_memory
+
+            _fail(f"error: {_message(out_of_memory(f'in {_innermost(exc)}', 'the data or the settings it grows with'))}", 1)
         except Exception as exc:
             if ctx.params.get("debug"):
                 raise
@@ -85,6 +91,18 @@ def _terminable() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _innermost(exc: BaseException) -> str:
+    """The innermost function of evalkit or a plugin that ``exc`` passed through, as
+    ``module.function``: what was being built when no part of evalkit said."""
+    trace, found = exc.__traceback__, "this run"
+    while trace is not None:
+        module = trace.tb_frame.f_globals.get("__name__", "")
+        if module.partition(".")[0].startswith("evalkit"):
+            found = f"{module}.{trace.tb_frame.f_code.co_name}"
+        trace = trace.tb_next
+    return found
 
 
 def _message(exc: BaseException) -> str:

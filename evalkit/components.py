@@ -15,6 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo
 
+from evalkit.loading import special_file
+
 Array = NDArray[np.floating]
 
 
@@ -31,7 +33,11 @@ def _against_config(path: Path, info: ValidationInfo) -> Path:
         raise ValueError("a file or folder name in the path is over 255 bytes, which no common file system allows")
     base = (info.context or {}).get("base")
     path = path.expanduser()
-    return base / path if base is not None and not path.is_absolute() else path
+    path = base / path if base is not None and not path.is_absolute() else path
+    what = special_file(path)
+    if what is not None:
+        raise ValueError(f"{path} is {what}, not a regular file; save it to a file and name that")
+    return path
 
 
 #: A parameter that is a file: a relative path is taken relative to the config file's folder

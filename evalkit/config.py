@@ -69,6 +69,15 @@ class DataConfig(_Strict):
         "the data; both sides must list the samples in the same order",
     )
 
+    @field_validator("classes")
+    @classmethod
+    def _some_classes(cls, classes: list[str] | None) -> list[str] | None:
+        """No class selected would score nothing: every ratio 0/0, or a representation's empty table."""
+        if classes == []:
+            raise ValueError("`classes: []` selects no class, so nothing would be scored; name at least one, or "
+                             "leave `classes:` out to evaluate every class")
+        return classes
+
     @field_validator("systems")
     @classmethod
     def _runs(cls, systems: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit import budget
 from evalkit.errors import DataError, EvalkitError, PluginContractError, PluginError
 from evalkit.loading import reading
 
@@ -105,6 +106,8 @@ def calling(who: str, name: str, method: Callable[..., Any], *args: Any, **kwarg
         return method(*args, **kwargs)
     except EvalkitError:
         raise
+    except MemoryError:
+        raise budget.out_of_memory(f"in {name}() of {who}", "the data it is given, or its parameters") from None
     except OSError as exc:
         if exc.filename is None:
             raise _bug(who, name, exc) from exc
@@ -179,7 +182,7 @@ class GuardedLoader(Guarded):
     ``stream`` is guarded chunk by chunk, as its file is read."""
 
     def _call(self, name: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if name not in ("load", "sniff", "stream"):
+        if name not in ("load", "sniff", "stream", "header_classes"):
             return super()._call(name, method, *args, **kwargs)
         path = (*args, *kwargs.values())[0]
 

@@ -25,7 +25,8 @@ class DataError(EvalkitError):
 
 
 class EngineError(EvalkitError):
-    """An engine that cannot run: a Dask scheduler that cannot be reached."""
+    """An engine that cannot run: a Dask scheduler that cannot be reached, or memory that runs
+    out while something is built (:func:`evalkit.budget.building` names it)."""
 
 
 class UnknownComponentError(ConfigError):

@@ -37,6 +37,7 @@ from evalkit.results import Results, Row
 from evalkit.sources import load_source
 from evalkit.state import State
 from evalkit.table import CHUNK_ROWS
+from evalkit.weights import check_total
 
 
 class Evaluator:
@@ -283,4 +284,5 @@ def _weights(sample_weight: Any, n: int) -> np.ndarray | None:
         raise DataError(f"sample_weight: {len(weights)} weights for {n} samples")
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise DataError("sample_weight: weights must be finite and >= 0")
+    check_total(weights, "sample_weight", lambda row: f"row {row + 1}")
     return weights

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evalkit import budget
 from evalkit.data import LabelMatrix, align, empty_reference_note, named_as_reference, only_in_systems, with_empty_samples
 from evalkit.engine import Scores, score_system
 from evalkit.items import ItemSets
@@ -112,10 +113,11 @@ def _load(plan: Plan, source: Source, out: Scored) -> Any:
     described = _described(source)
     if described is not None:
         out.files.append(described)
-    return load_source(
-        source.value, where=source.where, kind=plan.kind, role=source.role, classes=plan.config.data.classes,
-        loader=source.loader, full=source.full,
-    )
+    with budget.building(f"the data of {source.where}", "the size of that data"):
+        return load_source(
+            source.value, where=source.where, kind=plan.kind, role=source.role, classes=plan.config.data.classes,
+            loader=source.loader, full=source.full,
+        )
 
 
 def _prediction(plan: Plan, reference: Any, source: Source, loaded: Any, out: Scored) -> Any:
@@ -171,14 +173,17 @@ def _score_step(
             out.note(f"{system}: the mean of {len(runs)} runs, with its jackknife {level:.0%} interval across runs")
             continue
         samples[system] = Sample(ref, engine_rows(runs[0]), classes, weights, reference.ids)
-        scores[system] = score_system(
-            label, ref, samples[system].prediction, step.axes, classes, progress, resampling, weights,
-        )
+        with budget.building(f"the scores of {label}", "the size of the data, or the components compared"):
+            scores[system] = score_system(
+                label, ref, samples[system].prediction, step.axes, classes, progress, resampling, weights,
+            )
         bounds: tuple[Any, Any] = (None, None)
         if statistics is not None and statistics.bootstrap is not None:
             if progress:
                 progress.start(f"{label}: bootstrap", statistics.bootstrap.resamples)
-            bounds = bootstrap_bounds(scores[system], step.axes, samples[system], statistics, progress)
+            with budget.building(f"the bootstrap intervals of {label} ({budget.amount(statistics.bootstrap.resamples)} "
+                                 f"resamples x {len(reference):,} samples)", "`statistics.bootstrap.resamples`"):
+                bounds = bootstrap_bounds(scores[system], step.axes, samples[system], statistics, progress)
         rows += rows_of(system, scores[system].values, *bounds)
         out.curves += [
             CurveRow(system, name, curve, class_, step.value) for (name, class_), curve in scores[system].curves.items()
@@ -194,7 +199,10 @@ def _score_step(
             if progress:
                 passes = 4 if test.method == "permutation" else 2  # permutations, then the difference's bootstrap
                 progress.start(f"{system} vs {plan.baseline}: {test.method} test", passes * test.resamples)
-            compared = paired_tests(system, plan.baseline, scores, samples, step.axes, statistics, progress)
+            with budget.building(f"the paired {test.method} test of {system} against {plan.baseline} "
+                                 f"({budget.amount(test.resamples)} resamples x {len(reference):,} samples)",
+                                 "`statistics.test.resamples`"):
+                compared = paired_tests(system, plan.baseline, scores, samples, step.axes, statistics, progress)
             out.comparisons += [replace(c, sweep_value=step.value) for c in compared]
         skipped = [s for s in systems if s not in scores]
         if skipped:

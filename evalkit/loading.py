@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import stat
 import zipfile
 import zlib
 from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
@@ -178,14 +179,57 @@ def csv_rows(path: Path, delimiter: str = ",") -> Generator[tuple[int, list[str]
             raise DataError(f"{path}:{line}: not valid CSV ({exc}{hint})") from None
 
 
+#: What ``stat`` calls a path that is neither a file nor a folder, for the messages.
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_file(path: Path) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a folder (a link
+    followed): ``"a character device, a link to /dev/zero"``; else None. A FIFO, a device or a
+    socket has no end to read, hash or count, so reading one would hang or fill the memory."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):  # absent, or a path the system refuses: said where it is read
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+    return what + (f", a link to {path.resolve()}" if path.is_symlink() else "")
+
+
+#: Column names that say a column holds times or sample ids, never the memberships of a class.
+TIME_OR_ID_NAMES = frozenset({
+    "id", "ids", "sample", "sample_id", "filename", "file", "segment", "clip", "index", "frame",
+    "time", "times", "timestamp", "onset", "offset", "start", "end", "begin", "start_time", "end_time",
+})
+
+
+def not_times_or_ids(classes: Sequence[str], source: str) -> None:
+    """Refuse a class read from a file under a name that says time or sample id (``start``,
+    ``onset``, ``id``, ...): its values, times such as 0, 0.5, 1.0 included, would be scored as
+    memberships without a word. Called only when ``data: classes:`` names no classes: a class
+    it names is one, and one it leaves out is not scored."""
+    named = [c for c in classes if c.strip().lower() in TIME_OR_ID_NAMES]
+    if named:
+        others = [c for c in classes if c not in named][:3]
+        raise DataError(
+            f"{source}: column {named[0]!r} is named like a time or a sample id, so evalkit does not score it as a "
+            f"class. List the classes to score, `data: classes: [{', '.join(others)}, ...]` (with {named[0]!r} "
+            f"among them to score it too), or, if it holds the sample ids, make it the id column (CSV: "
+            f"`loader: {{name: csv, id_column: {named[0]}}}`)"
+        )
+
+
 def check_memory(nbytes: int, where: str, what: str) -> None:
     """Refuse to read data that cannot fit, before reading it: ``nbytes`` (what ``what`` would
-    take) against the memory this machine has available now."""
+    take) against the memory this process can have now (:func:`evalkit.budget.available_memory`:
+    the machine's, or less under a process or container limit)."""
     available = budget.available_memory()
     if available is not None and nbytes > available:
         raise DataError(
             f"{where}: {what} would take {budget.human(nbytes)} of memory, but {budget.human(available)} is "
-            "available; use a smaller file, or a machine with more memory"
+            f"available{budget.limited_by(available)}; use a smaller file, or a machine with more memory"
         )
 
 

@@ -110,6 +110,12 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "suffix", "(path)",
         ),
         OptionalMember(
+            "header_classes", None, "the class names a file declares before its values (a CSV header, an .npz's "
+            "`classes`), read without the values, so that a system whose classes differ from the reference's is "
+            "refused before anything is read; None when only the values name them",
+            "(path)",
+        ),
+        OptionalMember(
             "stream", None, "yields the file's rows from row `start` on (0 is the first) as matrices of about "
             "`rows` rows each, reading one part at a time, for streamed and Dask runs (without it the file "
             "is read whole); a reader that cannot seek drops the rows before `start` with `rows_from`",

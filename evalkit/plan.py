@@ -25,11 +25,12 @@ from pydantic import BaseModel
 from evalkit import budget
 from evalkit.axes import Axes, resolve
 from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, as_list
+from evalkit.data import match_classes
 from evalkit.engine import unweighted
 from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.registry import Registry
 from evalkit.reporting import report_pattern
-from evalkit.sources import find_loader, source_path
+from evalkit.sources import check_inline, declared_classes, find_loader, source_path
 from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
 
 Where = Callable[..., str]
@@ -114,6 +115,8 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         else:
             systems[system] = [plan_source(given, "prediction", system, where("data", "systems", system), base, registry, kind)]
     plan = Plan(loaded, registry, where, axes, kind, reference, systems, _steps(loaded, registry, where, axes, kind))
+    if kind == "matrix":
+        _check_classes(plan)
     if cfg.data.stream:
         _check_streamable(cfg, kind, where("data", "stream"), "a streamed run", "run without `stream: true`")
     if cfg.engine.name == "dask":
@@ -133,6 +136,18 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     if cfg.report is not None:
         plan.report = _report(cfg.report, base, registry, where, plan, writes)
     return plan
+
+
+def _check_classes(plan: Plan) -> None:
+    """Systems whose files declare other classes than the reference's (in their headers) are
+    refused now, with the message aligning them would give: reading a large file's values
+    first took minutes."""
+    selected = plan.config.data.classes
+    reference = declared_classes(plan.reference.loader, plan.reference.full, "reference", selected)
+    for source in (source for runs in plan.systems.values() for source in runs):
+        declared = declared_classes(source.loader, source.full, "prediction", selected)
+        if reference is not None and declared is not None:
+            match_classes(reference, declared)
 
 
 def _check_streamable(cfg: RunConfig, kind: str, place: str, run: str, instead: str, by_id: bool = False) -> None:
@@ -171,6 +186,7 @@ def plan_source(value: Any, role: str, system: str | None, where: str, base: Pat
     reads, is an error now)."""
     path, name = source_path(value, where)
     if path is None:
+        check_inline(value, where, kind)
         return Source(value, role, system, where)
     try:
         loader, full = find_loader(path, base, where, registry, kind, name)
@@ -298,5 +314,5 @@ def _check_memory(needs: list[budget.Need], where: Where) -> None:
     parts = "; ".join(f"{n.what}: {budget.human(n.bytes)}" for n in sorted(needs, key=lambda n: -n.bytes) if n.bytes)
     raise ConfigError(
         f"{where(*largest.key)}: this run would need about {budget.human(total)} of memory ({parts}), but "
-        f"{budget.human(available)} is available; lower {largest.lower}"
+        f"{budget.human(available)} is available{budget.limited_by(available)}; lower {largest.lower}"
     )

@@ -4,7 +4,7 @@ representation reads: a LabelMatrix (memberships) or ItemSets (lists of items).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +12,9 @@ import numpy as np
 
 from evalkit.arrays import from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix, listed, named, unnamed
-from evalkit.errors import DataError
+from evalkit.errors import DataError, shortened
 from evalkit.items import ItemSets
+from evalkit.loading import not_times_or_ids, special_file
 from evalkit.protocols import optional
 from evalkit.registry import Registry
 
@@ -41,6 +42,8 @@ def load_source(
     """
     if loader is not None:
         data = loader.load(full, role)
+        if classes is None and isinstance(data, LabelMatrix):
+            not_times_or_ids(data.classes, data.source)
     elif isinstance(source, (LabelMatrix, ItemSets)):
         data = source
     elif kind == "matrix" and is_pandas(source):
@@ -54,6 +57,28 @@ def load_source(
     if not isinstance(data, KINDS[kind]):
         raise DataError(f"{where}: this run's representations read {kind} data, but this source holds {type(data).__name__}")
     return data if classes is None else _with_classes(data, classes, fill=role == "prediction")
+
+
+def declared_classes(
+    loader: Any, full: Path | None, role: str, classes: Sequence[str] | None,
+) -> LabelMatrix | None:
+    """A matrix of no rows with the classes a file declares in its header (the loader's optional
+    ``header_classes``), named and selected as :func:`load_source` would; None when only the
+    values would tell (no such loader member, unnamed columns, inline data)."""
+    read = optional(loader, "header_classes") if loader is not None else None
+    try:
+        names = read(full) if read is not None else None
+    except DataError:  # a header that cannot be read is named when the run reads the file
+        return None
+    if names is None:
+        return None
+    header = LabelMatrix(np.zeros((0, len(names))), tuple(names), None, str(full))
+    if classes is None:
+        not_times_or_ids(header.classes, header.source)
+        return header
+    selected = _with_classes(header, classes, fill=role == "prediction")
+    assert isinstance(selected, LabelMatrix), "a matrix's classes are selected as a matrix"
+    return selected
 
 
 def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
@@ -88,6 +113,7 @@ def find_loader(
     full = path if path.is_absolute() else base / path
     if not full.exists():
         raise DataError(f"{where}: no such data file {str(path)!r} (looked for {full})")
+    _check_regular(full, path, where)
     if name is not None:
         loader = registry.create("loader", name, where)
         if loader.kind != kind:
@@ -122,6 +148,19 @@ def find_loader(
     )
 
 
+def _check_regular(full: Path, path: Path, where: str) -> None:
+    """A data path must be a regular file, or a folder of them (links are followed)."""
+    inside = sorted(full.rglob("*")) if full.is_dir() else []
+    for file in [full, *inside]:
+        what = special_file(file)
+        if what is not None:
+            shown = str(path) if file == full else str(path / file.relative_to(full))
+            raise DataError(
+                f"{where}: the data path {shown!r} is {what}, not a regular file; evalkit reads a data file more "
+                "than once (to check, hash and load it): save the data to a file and name that"
+            )
+
+
 def _file_spec(source: dict[str, Any], where: str) -> tuple[str, str | None]:
     unknown = set(source) - {"path", "loader"}
     if unknown:
@@ -129,25 +168,62 @@ def _file_spec(source: dict[str, Any], where: str) -> tuple[str, str | None]:
     return source["path"], source.get("loader")
 
 
+#: The keys of inline data given as a mapping: the rows (or samples), then the optional lists.
+_INLINE = {"matrix": ("values", "classes", "ids"), "items": ("items", "ids")}
+
+
+def check_inline(source: Any, where: str, kind: str) -> None:
+    """Inline data from a config, checked in the plan as far as it can be without its values:
+    a mapping has its rows and only known keys, and its ``ids`` and ``classes`` are lists of
+    names (``ids: 1`` or ``classes: 3`` would fail only when the data is read; ``ids: ab`` would
+    silently be two ids). Python objects (arrays, DataFrames) pass: the loading checks them."""
+    if isinstance(source, (bool, int, float)):
+        raise DataError(f"{where}: inline data is a list of {_rows(kind)}; got the number {source!r}")
+    if not isinstance(source, dict):
+        return
+    rows, *optional_keys = _INLINE[kind]
+    unknown = set(source) - {rows, *optional_keys}
+    if unknown or rows not in source:
+        listed = " and ".join(f"`{k}`" for k in optional_keys)
+        raise DataError(
+            f"{where}: inline {'item ' if kind == 'items' else ''}data is a list of {_rows(kind)} or a mapping with "
+            f"`{rows}` (the {_rows(kind)}) and optional {listed}; got keys {sorted(source)}"
+        )
+    if isinstance(source[rows], (str, bool, int, float)):
+        raise DataError(f"{where}: inline `{rows}` is a list of {_rows(kind)}; got {source[rows]!r}")
+    for key in optional_keys:
+        names = source.get(key)
+        if names is not None and not _names(names):
+            one = "sample" if key == "ids" else "column"
+            raise DataError(
+                f"{where}: inline `{key}` is a list of names, one per {one} (`{key}: [a, b]`); "
+                f"got {shortened(repr(names), 80)}"
+            )
+
+
+def _names(given: Any) -> bool:
+    """Whether ``given`` is a list of names (text or numbers): a list, a 1-D array, an Index."""
+    if isinstance(given, (str, bytes, dict)) or not isinstance(given, Iterable):
+        return False
+    try:
+        return all(isinstance(n, (str, int, float, np.generic)) for n in given)
+    except TypeError:  # a 0-d array
+        return False
+
+
+def _rows(kind: str) -> str:
+    return "rows" if kind == "matrix" else "samples"
+
+
 def _items_from_python(source: Any, where: str, classes: Sequence[str] | None) -> ItemSets:
     if isinstance(source, dict):
-        unknown = set(source) - {"items", "ids"}
-        if unknown or "items" not in source:
-            raise DataError(
-                f"{where}: inline item data is a list of samples or a mapping with `items` (the "
-                f"samples) and optional `ids`; got keys {sorted(source)}"
-            )
+        check_inline(source, where, "items")
         return ItemSets.from_python(source["items"], ids=source.get("ids"), classes=classes, source=where)
     return ItemSets.from_python(source, classes=classes, source=where)
 
 
 def _from_mapping(source: dict[str, Any], where: str) -> LabelMatrix:
-    unknown = set(source) - {"values", "classes", "ids"}
-    if unknown or "values" not in source:
-        raise DataError(
-            f"{where}: inline data is a list of rows or a mapping with `values` (rows) and "
-            f"optional `classes` and `ids`; got keys {sorted(source)}"
-        )
+    check_inline(source, where, "matrix")
     return _from_rows(source["values"], source.get("classes"), source.get("ids"), where)
 
 

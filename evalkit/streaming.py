@@ -24,6 +24,7 @@ from evalkit.axes import Axes
 from evalkit.data import LabelMatrix, empty_reference_note, ids_on_both_or_neither, match_classes
 from evalkit.engine import Values, data_states, named_values, set_values, summarize
 from evalkit.errors import DataError
+from evalkit.loading import not_times_or_ids
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
 from evalkit.protocols import optional
@@ -40,6 +41,8 @@ def chunks_of(
     ``rows`` rows (the last one shorter), with the classes ``data.classes`` selects."""
     selected = plan.config.data.classes
     for chunk in _until(_chunks(source, rows, start), rows, None if stop is None else stop - start):
+        if selected is None and source.loader is not None:
+            not_times_or_ids(chunk.classes, chunk.source)
         yield replace(chunk if selected is None else chunk.select(selected), first_row=start)
         start += len(chunk)
 

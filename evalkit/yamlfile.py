@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from evalkit.errors import ConfigError, shortened
+from evalkit.loading import special_file
 
 Path_ = tuple[Hashable, ...]
 
@@ -100,6 +101,9 @@ class YamlDocument:
 
 
 def load_yaml(path: Path) -> YamlDocument:
+    what = special_file(path)
+    if what is not None:  # reading it would never end
+        raise ConfigError(f"{path}: the config is {what}, not a regular file; save it to a file and name that")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -8,6 +8,9 @@ The fuzz suite that looks for new ones is tests/test_fuzz_configs.py.
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import pytest
 import yaml
 from allocation import allocation_peak
@@ -257,3 +260,17 @@ def test_control_characters_in_a_message_are_shown_not_sent(failing_plan):
 def test_a_usage_error_exits_2():
     result = invoke("run")
     assert result.exit_code == 2 and "Missing argument 'CONFIG'" in result.output
+
+
+def test_running_out_of_memory_is_one_line_not_an_internal_error(failing_plan, monkeypatch):
+    """Where no part of evalkit named what it was building, the line names the innermost
+    function of evalkit's that was running (a real MemoryError: numpy asked for 7.28 TiB)."""
+    monkeypatch.delenv("EVALKIT_DEBUG", raising=False)
+    try:
+        np.ones((1_000_000, 1_000_000))
+    except MemoryError as exc:
+        failing_plan(exc)
+    result = invoke("validate", "config.yaml")
+    assert result.exit_code == 1 and "internal error" not in result.stderr
+    assert re.fullmatch(r"error: ran out of memory in evalkit\.cli\.validate; [0-9.]+ [KMGT]iB is available.*: lower "
+                        r"the data or the settings it grows with, or raise the limit\n", result.stderr), result.stderr

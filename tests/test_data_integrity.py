@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from allocation import allocation_peak
+from in_process import evalkit_cli
 
 import evalkit
+import evalkit.api
 import evalkit.plugin
+import evalkit.plugins
+from evalkit import budget
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError, PluginError
+from evalkit.items import ItemSets
 from evalkit.testing import plugin_registry
 
 REF = "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\nc,1.0,0.0\n"
@@ -89,13 +97,14 @@ def test_the_duplicate_check_survives_colliding_hashes(ids, distinct):
 
 
 def test_a_numeric_id_or_time_column_under_an_unknown_header_is_refused(tmp_path):
-    times = "start,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
+    """(A header named like a time, `start`, is refused by its name whatever its values: below.)"""
+    times = "t,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
     ref, system = write(tmp_path, "ref.csv", times), write(tmp_path, "sys.csv", times)
     with pytest.raises(DataError) as info:
         run(ref, system, clip=True)  # with clip: true it used to be scored as a class, clipped to 1
     assert str(info.value) == (
-        f"{ref}:1: the first column 'start' looks like sample ids or times (strictly increasing, 0 to 5), not "
-        "the memberships of a class. Say which it is: `{path: ref.csv, loader: {name: csv, id_column: start}}` "
+        f"{ref}:1: the first column 't' looks like sample ids or times (strictly increasing, 0 to 5), not "
+        "the memberships of a class. Say which it is: `{path: ref.csv, loader: {name: csv, id_column: t}}` "
         "reads it as the sample ids; `loader: {name: csv, id_column: false}` as a class"
     )
 
@@ -399,3 +408,175 @@ def test_missing_empty_also_fills_samples_only_a_system_lists(tmp_path):
     assert [r.measure for r in sparse.rows] == [r.measure for r in full.rows]
     assert [r.value for r in sparse.rows] == pytest.approx([r.value for r in full.rows], rel=1e-12)  # rows in another order
     assert "3 sample(s) that only systems list are empty in the reference (missing: empty)" in sparse.notes
+
+
+# --- issue 23: odd files ---------------------------------------------------------------------------
+
+
+def special_path(folder: Path, kind: str) -> Path:
+    """A real FIFO, or a real ``.csv`` link to ``/dev/zero``: reading either never ends."""
+    path = folder / "system.csv"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    return path
+
+
+@pytest.mark.parametrize("folder", [False, True])
+@pytest.mark.parametrize(("kind", "what"), [
+    ("fifo", "is a FIFO (named pipe)"), ("dev-zero", "is a character device, a link to /dev/zero"),
+])
+def test_a_data_path_that_is_no_regular_file_is_refused_by_validate(tmp_path, kind, what, folder):
+    """They passed `validate`, then `run` hung hashing them: now both refuse them in the plan,
+    in a data folder too (where they were skipped without a word)."""
+    (tmp_path / "folder").mkdir()
+    special = special_path(tmp_path / "folder" if folder else tmp_path, kind)
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({
+        "data": {"reference": str(write(tmp_path, "ref.csv", REF)), "systems": {"s": str(special.parent if folder else special)}},
+        "representation": "fuzzy", "averaging": "micro", "metrics": ["precision"],
+    }), encoding="utf-8")
+    expected = (f"the data path '{special}' {what}, not a regular file; evalkit reads a data file more "
+                "than once (to check, hash and load it): save the data to a file and name that")
+    checked = evalkit_cli("validate", config)  # first: a `run` that reads the path would never end
+    assert checked.returncode == 1 and expected in checked.stderr, checked.stderr
+    ran = evalkit_cli("run", config)
+    assert (ran.returncode, ran.stderr) == (1, checked.stderr)
+
+
+@pytest.mark.parametrize("member", [None, "values"])
+def test_a_zero_dimensional_array_is_a_data_error(tmp_path, member):
+    """A 0-d .npy (or .npz member) was "a bug in the plugin" (IndexError)."""
+    path = tmp_path / ("one.npy" if member is None else "one.npz")
+    np.save(path, np.array(0.5)) if member is None else np.savez(path, values=np.array(0.5))
+    where = str(path) + ("" if member is None else " (member 'values.npy')")
+    with pytest.raises(DataError, match=re.escape(f"{where}: a single number (a 0-d array); expected a 2-D (samples x "
+                                                  "classes) matrix, or 1-D for one class")):
+        run(path, path)
+
+
+@pytest.mark.parametrize("representation", ["threshold_match", "soft_cardinality", "exact_match"])
+def test_item_representations_fill_an_empty_table_for_no_classes(representation):
+    """`threshold_match` with no classes was "a bug in the plugin" (the cells' offsets assumed one
+    cell); a config refuses `classes: []` (tests/test_plan.py), the API gets the empty table."""
+    registry = evalkit.plugins.default_registry()
+    items = ItemSets.from_python([{"a": ["x", "y"]}, {"a": ["z"]}]).select([])
+    table = registry.create("representation", representation).cardinalities(
+        items, items, tnorm=None, similarity=registry.create("similarity", "levenshtein"),
+    )
+    assert [a.shape for a in (table.ref, table.pred, table.inter)] == [(2, 0)] * 3
+
+
+TIMED = "start,speech,birds\n0,0.9,0.1\n0.5,0.2,0.8\n1.0,1.0,0.0\n"  # REF's classes after a column of times
+TIMED_SYSTEM = "start,speech,birds\n0,0.7,0.3\n0.5,0.1,0.6\n1.0,0.8,0.2\n"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_column_named_like_a_time_is_never_a_class_unless_classes_names_it(tmp_path, stream):
+    """``start`` holding 0, 0.5, 1.0 passed the increasing-above-1 check and was scored as a class
+    (micro precision 0.909 where the real classes give 0.862)."""
+    ref, system = write(tmp_path, "ref.csv", TIMED), write(tmp_path, "sys.csv", TIMED_SYSTEM)
+    with pytest.raises(DataError, match=re.escape(
+        f"{ref}: column 'start' is named like a time or a sample id, so evalkit does not score it as a class. List the "
+        "classes to score, `data: classes: [speech, birds, ...]` (with 'start' among them to score it too), or, if it "
+        "holds the sample ids, make it the id column (CSV: `loader: {name: csv, id_column: start}`)"
+    )):
+        run(ref, system, stream=stream)
+    without = precision(write(tmp_path, "r.csv", "speech,birds\n0.9,0.1\n0.2,0.8\n1.0,0.0\n"),
+                        write(tmp_path, "s.csv", "speech,birds\n0.7,0.3\n0.1,0.6\n0.8,0.2\n"))
+    assert precision(ref, system, classes=["speech", "birds"], stream=stream) == without
+    with_times = precision(write(tmp_path, "rt.csv", TIMED.replace("start", "t")),
+                           write(tmp_path, "st.csv", TIMED_SYSTEM.replace("start", "t")))
+    assert precision(ref, system, classes=["start", "speech", "birds"], stream=stream) == with_times
+    assert without != with_times  # the column does change the numbers: 0.862 vs 0.909
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({"classes": np.array(["a", "b", "c"])}, ": 'values' has 10 columns but 'classes' has 3 class names"),
+    ({"ids": np.array(["x", "y"])}, ": 'values' has 1,000,000 rows but 'ids' has 2 ids"),
+    ({"classes": np.array([["a"] * 10])}, " (member 'classes.npy'): shape (1, 10); expected a 1-D array of names"),
+])
+def test_npz_members_that_do_not_fit_together_are_refused_before_inflating(tmp_path, extra, expected):
+    """An archive inflating to gigabytes was read whole (27 s for 3.1 GB) before its classes
+    were found not to fit: the members' headers are compared first. Its 76 MiB of values are
+    never allocated (traced)."""
+    path = tmp_path / "big.npz"
+    np.savez_compressed(path, values=np.zeros((1_000_000, 10)), **extra)
+    with allocation_peak() as peak, pytest.raises(DataError, match=re.escape(f"{path}{expected}")):
+        run(path, path)
+    assert peak.mib < 16, peak.mib
+
+
+def test_a_parquet_file_is_checked_against_the_memory_before_reading(tmp_path, monkeypatch):
+    """Its pages say nothing of the memory (10,000,000 zeros fit in 8 KB): the footer's row
+    counts times the columns' widths do, plus the float64 matrix they become. Under a limit the
+    file read as "not a readable Parquet file (malloc failed)"."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "zeros.parquet"
+    rows, columns = 1_000_000, 10
+    pq.write_table(pa.table({f"c{i}": np.zeros(rows) for i in range(columns)}), path, compression="zstd")
+    assert path.stat().st_size < 1_000_000
+    monkeypatch.setattr("evalkit.budget.available_memory", lambda: 64 * 2**20)
+    needed = budget.human(rows * columns * 8 * 2)  # the columns as read, then the matrix
+    with pytest.raises(DataError, match=re.escape(f"{path}: its columns, decompressed, and their float64 matrix, would "
+                                                  f"take {needed} of memory, but 64 MiB is available")):
+        run(path, path)
+
+
+def test_a_system_declaring_other_classes_is_refused_before_its_values_are_read(tmp_path):
+    """The plan compares the classes files declare in their headers (a CSV header, an .npz's
+    `classes`): `validate` refuses what aligning would, and `run` refuses it before 76 MiB of
+    values are inflated, with the same message."""
+    ref = write(tmp_path, "ref.csv", "id,speech,birds\n" + "".join(f"s{i},0.5,0.5\n" for i in range(3)))
+    path = tmp_path / "system.npz"
+    np.savez_compressed(path, values=np.zeros((1_000_000, 2)), classes=np.array(["speech", "cars"]),
+                        ids=np.array([f"s{i}" for i in range(1_000_000)]))
+    expected = (f"{path}: classes differ from the reference {ref}: missing 'birds'; not in the reference 'cars'. "
+                "Select common classes with `classes:` under `data:`")
+    with pytest.raises(DataError, match=f"^{re.escape(expected)}$"):
+        evalkit.api.plan({"data": {"reference": str(ref), "systems": {"s": str(path)}},
+                          "representation": "fuzzy", "averaging": "micro", "metrics": ["precision"]})
+    with allocation_peak() as peak, pytest.raises(DataError, match=f"^{re.escape(expected)}$"):
+        run(ref, path)
+    assert peak.mib < 16, peak.mib
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_config_or_component_file_that_is_no_regular_file_is_refused(tmp_path, kind):
+    """The same for the config itself (reading it never ended) and for a component's file."""
+    special = special_path(tmp_path, kind)
+    what = "a FIFO (named pipe)" if kind == "fifo" else "a character device, a link to /dev/zero"
+    checked = evalkit_cli("validate", special)
+    assert (checked.returncode, checked.stderr) == (
+        1, f"error: {special}: the config is {what}, not a regular file; save it to a file and name that\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({
+        "data": {"reference": [["a"]], "systems": {"s": [["b"]]}}, "representation": "soft_cardinality",
+        "similarity": {"name": "ontology", "ontology": "system.csv"}, "averaging": "micro", "metrics": ["f1"],
+    }), encoding="utf-8")
+    checked = evalkit_cli("validate", config)
+    assert checked.returncode == 1, checked.stderr
+    assert f"parameter 'ontology': Value error, {special} is {what}, not a regular file" in checked.stderr
+
+
+def test_a_parquet_system_declaring_other_classes_is_refused_in_the_plan(tmp_path):
+    """A wide Parquet table declares its classes in its schema; a long one only in its values."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ref = write(tmp_path, "ref.csv", REF)
+    wide, long = tmp_path / "wide.parquet", tmp_path / "long.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "speech": [0.1] * 3, "cars": [0.2] * 3}), wide)
+    pq.write_table(pa.table({"id": ["a", "b"], "class": ["speech", "cars"], "value": [0.1, 0.2]}), long)
+    config = {"data": {"reference": str(ref), "systems": {"s": str(wide)}},
+              "representation": "fuzzy", "averaging": "micro", "metrics": ["precision"]}
+    with pytest.raises(DataError, match=re.escape(f"{wide}: classes differ from the reference {ref}: missing 'birds'; "
+                                                  "not in the reference 'cars'")):
+        evalkit.api.plan(config)
+    config["data"]["systems"]["s"] = str(long)
+    evalkit.api.plan(config)  # known once its values are read
+    with pytest.raises(DataError, match=re.escape(f"{long}: classes differ from the reference {ref}")):
+        run(ref, long)

@@ -8,19 +8,28 @@ the modules that run after the plan raise no ConfigError at all.
 from __future__ import annotations
 
 import ast
+import json
 import re
+import resource
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
+from allocation import allocation_peak
 from click.testing import CliRunner
 
 import evalkit
 import evalkit.api
+import evalkit.plugin
+from evalkit import budget
 from evalkit.cli import main
-from evalkit.errors import ConfigError, ReportError
+from evalkit.errors import ConfigError, DataError, EngineError, ReportError
 from evalkit.plugins import build_registry, make_plugin_manager
+from evalkit.testing import plugin_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "configs" / "data" / "quickstart"
@@ -91,6 +100,18 @@ MISTAKES = {
     "unknown component": (with_({"tnorm": "hamacker"}), "Did you mean 'hamacher'"),
     "parameter a component rejects": (with_({"tnorm": {"name": "hamacher", "q": 1}}), "unknown parameter 'q'"),
     "component listed twice": (with_({"averaging": ["micro", "micro"]}), "listed twice"),
+    "inline ids a number": (with_({"data.reference": {"values": [[1, 0]], "ids": 1}}), "inline `ids` is a list of names"),
+    "inline ids infinite": (with_({"data.reference": {"values": [[1, 0]], "ids": float("inf")}}), "got inf"),
+    "inline classes a number": (
+        with_({"data.systems": {"s": {"values": [[1, 0]], "classes": 3}}}), "inline `classes` is a list of names",
+    ),
+    "inline item ids a number": (
+        items_config(data={"reference": {"items": [["a"]], "ids": 1}, "systems": {"s": [["a"]]}}),
+        "inline `ids` is a list of names",
+    ),
+    "no classes": (items_config(representation="threshold_match", similarity="levenshtein",
+                                data={"reference": [["a"]], "systems": {"s": [["a"]]}, "classes": []}),
+                   "`classes: []` selects no class"),
     "statistics beyond memory": (
         with_({"statistics": {"bootstrap": {"resamples": 10**9}}}), "lower `statistics.bootstrap.resamples`",
     ),
@@ -243,3 +264,184 @@ def test_reports_get_the_usual_file_mode(tmp_path):
     finally:
         os.umask(mask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+# --- memory limits (issue 23) ----------------------------------------------------------------------
+
+GiB = 2**30
+
+
+def cgroup_tree(root: Path, groups: dict[str, tuple[str, int, int]], version: int = 2) -> Path:
+    """A cgroup tree in the kernel's layout: for each group path, (limit, usage, inactive file
+    cache), and the /proc/self/cgroup file that places this process in the deepest group."""
+    names = ("memory.max", "memory.current", "inactive_file") if version == 2 else (
+        "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
+    top = root if version == 2 else root / "memory"
+    for group, (limit, usage, cache) in groups.items():
+        folder = top / group
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / names[0]).write_text(f"{limit}\n", encoding="ascii")
+        (folder / names[1]).write_text(f"{usage}\n", encoding="ascii")
+        (folder / "memory.stat").write_text(f"anon 1\n{names[2]} {cache}\nfile 9\n", encoding="ascii")
+    deepest = max(groups, key=len)
+    membership = root / "cgroup"
+    line = f"0::/{deepest}" if version == 2 else f"4:memory:/{deepest}\n0::/"
+    membership.write_text(f"{line}\n", encoding="ascii")
+    return membership
+
+
+def test_the_cgroup_room_is_the_least_left_under_the_group_and_its_parents(tmp_path):
+    """Left = limit - (usage - inactive file cache), the kernel reclaiming that cache first; a
+    group above with less left limits the run, and `max` is no limit."""
+    membership = cgroup_tree(tmp_path, {"a": (str(8 * GiB), 3 * GiB, GiB), "a/b": ("max", 2 * GiB, 0)})
+    assert budget.cgroup_room(tmp_path, membership) == 8 * GiB - (3 * GiB - GiB)
+    membership = cgroup_tree(tmp_path, {"a": (str(8 * GiB), 3 * GiB, GiB), "a/b": (str(4 * GiB), 3 * GiB, GiB // 2)})
+    assert budget.cgroup_room(tmp_path, membership) == 4 * GiB - (3 * GiB - GiB // 2)
+    assert budget.memory_limits(tmp_path, membership)["the cgroup's memory limit"] == 4 * GiB - (3 * GiB - GiB // 2)
+    membership = cgroup_tree(tmp_path, {"a": ("max", 3 * GiB, 0), "a/b": ("max", 2 * GiB, 0)})
+    assert budget.cgroup_room(tmp_path, membership) is None
+    assert "the cgroup's memory limit" not in budget.memory_limits(tmp_path, membership)
+
+
+def test_a_container_sees_its_own_limit_at_the_root_and_over_usage_leaves_nothing(tmp_path):
+    """In a container, /proc/self/cgroup says `0::/` and the mount's root is the container's group."""
+    membership = cgroup_tree(tmp_path, {"": (str(2 * GiB), GiB, 0)})
+    assert membership.read_text(encoding="ascii") == "0::/\n"
+    assert budget.cgroup_room(tmp_path, membership) == GiB
+    membership = cgroup_tree(tmp_path, {"": (str(2 * GiB), 3 * GiB, 0)})
+    assert budget.cgroup_room(tmp_path, membership) == 0
+
+
+def test_cgroup_v1_is_read_too_and_its_huge_limit_is_none(tmp_path):
+    membership = cgroup_tree(tmp_path, {"job": (str(6 * GiB), 2 * GiB, GiB)}, version=1)
+    assert budget.cgroup_room(tmp_path, membership) == 6 * GiB - (2 * GiB - GiB)
+    membership = cgroup_tree(tmp_path, {"job": ("9223372036854771712", 2 * GiB, 0)}, version=1)  # v1's "no limit"
+    assert budget.cgroup_room(tmp_path, membership) is None
+    assert budget.cgroup_room(tmp_path, tmp_path / "no such file") is None
+
+
+def under_address_limit(limit: int, *args: str | Path) -> subprocess.CompletedProcess:
+    """`evalkit ARGS` in a real process whose address space is limited (`ulimit -v`)."""
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "evalkit", *map(str, args)], capture_output=True, text=True,
+                          preexec_fn=limited, timeout=300)
+
+
+@pytest.mark.slow
+def test_the_budget_takes_the_process_limit(tmp_path):
+    """A child under RLIMIT_AS sees at most the limit less its address space in use."""
+    code = "from evalkit import budget; print(budget.memory_limits()['the process limit RLIMIT_AS, ulimit -v'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (3 * GiB, 3 * GiB)))
+    assert 0 < int(done.stdout) < 3 * GiB
+
+
+def big_parquet(path: Path) -> Path:
+    """25 row groups of 1,000,000 x 10 zeros: a few hundred KB that inflate to 1.86 GiB."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({f"c{i}": np.zeros(1_000_000) for i in range(10)})
+    with pq.ParquetWriter(path, table.schema, compression="zstd") as writer:
+        for _ in range(25):
+            writer.write_table(table)
+    return path
+
+
+def big_ontology(path: Path) -> Path:
+    """A binary tree of 20,000 nodes (AudioSet's JSON): its distances take 3 GiB."""
+    n = 20_000
+    nodes = [{"id": f"n{i}", "name": f"node {i}", "child_ids": [f"n{j}" for j in (2 * i + 1, 2 * i + 2) if j < n]}
+             for i in range(n)]
+    path.write_text(json.dumps(nodes), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "expected"), [
+    ("permutations", "paired permutation tests (10,000,000 resamples x"),
+    ("parquet", "its columns, decompressed, and their float64 matrix, would take"),
+    ("ontology", "the distances between its 20,000 nodes (20,000 x 20,000 float64) would take"),
+])
+def test_under_a_process_limit_a_run_that_cannot_fit_is_one_clear_line(tmp_path, case, expected):
+    """Under `ulimit -v` these failed as "not a readable Parquet file (malloc failed)",
+    "internal error: MemoryError" and a plugin bug after 80 s: the budget read MemAvailable only."""
+    config = base_config()
+    if case == "permutations":
+        config["statistics"] = {"test": {"resamples": 10_000_000}}
+    elif case == "parquet":
+        config["data"] = {"reference": str(big_parquet(tmp_path / "big.parquet")),
+                          "systems": {"s": str(tmp_path / "big.parquet")}}
+    else:
+        config = {"data": {"reference": [["n1", "n2"], ["n3"]], "systems": {"t": [["n1", "n4"], ["n5"]]}},
+                  "representation": "soft_cardinality", "averaging": "micro", "metrics": ["f1"],
+                  "similarity": {"name": "ontology", "ontology": str(big_ontology(tmp_path / "tree.json"))}}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = under_address_limit(3 * GiB, "run", path, "-q")
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert expected in lines[0] and "(under the process limit RLIMIT_AS, ulimit -v)" in lines[0], lines[0]
+
+
+class _Huge(evalkit.plugin.BaseComponent):
+    """A similarity whose matrix asks numpy for 7.28 TiB: a real MemoryError, on any machine."""
+
+    name = "huge"
+
+    def matrix(self, xs, ys):
+        return np.ones((1_000_000, 1_000_000))
+
+
+class _HugePlugin:
+    @staticmethod
+    @evalkit.plugin.hookimpl
+    def evalkit_register_similarities(register):
+        register(_Huge)
+
+
+def test_a_memory_error_is_one_error_naming_what_was_built(tmp_path):
+    """Anywhere a run runs out of memory, the error names the component, the call and the memory
+    there is (here inside a plugin, so the plugin's call is named, not "a bug in the plugin")."""
+    registry = plugin_registry({"evalkit-huge:huge": _HugePlugin})
+    config = items_config(similarity="huge", data={"reference": [["a"]], "systems": {"s": [["b"]]}})
+    with pytest.raises(EngineError, match=r"^ran out of memory in matrix\(\) of similarity 'huge' .*; [0-9.]+ [KMGT]iB is "
+                                          r"available.*: lower the data it is given, or its parameters, or raise the limit$"):
+        evalkit.run(config, registry=registry)
+
+
+def test_the_permutation_tests_estimate_bounds_what_they_allocate():
+    """The estimate counts the permutation masks: the traced peak a paired permutation test
+    adds to a run lies between the stacked float64 masks alone (resamples x 2 systems' samples)
+    and the estimate (an upper bound: the samples are counted from the file's lines)."""
+    resamples, samples = 4000, 300  # quickstart's reference: 300 rows (and its header)
+    config = base_config()
+    plain, tested = config, {**config, "statistics": {"test": {"resamples": resamples}}}
+    estimate = sum(need.bytes for need in evalkit.api.plan(tested).needs)
+    evalkit.run(tested)  # imports and caches first
+    with allocation_peak() as without:
+        evalkit.run(plain)
+    with allocation_peak() as with_test:
+        evalkit.run(tested)
+    added = with_test.bytes - without.bytes
+    assert resamples * 2 * samples * 8 < added < estimate, (added, estimate)
+
+
+def test_inline_names_from_python_may_be_an_array_or_an_index_but_not_one_value():
+    """From Python, `ids` and `classes` may be any list of names (an array, a pandas Index): the
+    numbers are those of plain lists. One value, even as a 0-d array, is refused in the plan."""
+    import pandas as pd
+
+    def config(ids, classes):
+        side = {"values": [[1, 0], [0, 1], [1, 1]], "ids": ids, "classes": classes}
+        system = {"values": [[1, 0], [1, 1], [0, 1]], "ids": ["a", "b", "c"], "classes": ["x", "y"]}
+        return {"data": {"reference": side, "systems": {"s": system}}, "averaging": "micro", "metrics": ["f1"]}
+
+    plain = evalkit.run(config(["a", "b", "c"], ["x", "y"])).rows[0].value
+    assert evalkit.run(config(pd.Index(["a", "b", "c"]), np.array(["x", "y"]))).rows[0].value == plain
+    with pytest.raises(DataError, match=r"inline `ids` is a list of names, one per sample \(`ids: \[a, b\]`\); got "
+                                        r"array\(5\)"):
+        evalkit.api.plan(config(np.array(5), ["x", "y"]))

@@ -4,6 +4,7 @@ paired tests, and refused with a message that names the file and sample when the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 import evalkit
 from evalkit.errors import DataError
+from evalkit.weights import MAX_TOTAL
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "configs" / "data" / "quickstart"
 REFERENCE, SYSTEM = QUICKSTART / "reference.csv", QUICKSTART / "dwsnet.csv"
@@ -120,6 +122,32 @@ def test_bad_weights_are_an_error_naming_the_file(tmp_path, ids, content, messag
     with pytest.raises(DataError, match=message) as caught:
         evalkit.run(config(str(path)))
     assert "weights.csv" in str(caught.value)
+
+
+def test_weights_whose_sums_would_overflow_are_refused_naming_the_sample(tmp_path, ids):
+    """Finite weights of 1e308 gave exit 0 and wrong numbers (micro blank): the running total
+    passes MAX_TOTAL at the third sample here."""
+    path = write_weights(tmp_path / "weights.csv", ids, [1.0, 1.0] + [1e308] * (len(ids) - 2))
+    with pytest.raises(DataError, match=re.escape(
+        f"{path}: the weights add up to more than 9.75e+288 at sample {ids[2]!r} (weight 1e+308), so the run's sums "
+        "could overflow; divide every weight by the same factor (no ratio changes)"
+    )):
+        evalkit.run(config(str(path)))
+    with pytest.raises(DataError, match=r"sample_weight: the weights add up to more than .* at sample 'row 3'"):
+        evalkit.Evaluator().update(pd.read_csv(REFERENCE, index_col=0), pd.read_csv(SYSTEM, index_col=0),
+                                   sample_weight=[1.0, 1.0] + [1e308] * (len(ids) - 2))
+
+
+def test_weights_adding_up_to_the_limit_give_the_numbers_of_weights_of_one(tmp_path, ids):
+    """Every ratio is the same under weights scaled by one factor: at the largest total allowed,
+    no sum overflows, with bootstrap counts too (rel=1e-12: the scaled sums round differently in the last bits)."""
+    most = np.full(len(ids), MAX_TOTAL / len(ids) * (1 - 1e-9))  # a hair below, for the sum's rounding
+    statistics = {"statistics": {"bootstrap": {"resamples": 20, "method": "percentile"}}}
+    largest = evalkit.run(config(str(write_weights(tmp_path / "most.csv", ids, most)), **statistics))
+    ones = evalkit.run(config(str(write_weights(tmp_path / "ones.csv", ids, np.ones(len(ids)))), **statistics))
+    for big, one in zip(largest.rows, ones.rows):
+        assert (big.measure, big.value, big.ci_low, big.ci_high) == pytest.approx(
+            (one.measure, one.value, one.ci_low, one.ci_high), rel=1e-12, nan_ok=True), one
 
 
 def test_weights_without_ids_beside_a_reference_with_ids_are_refused(tmp_path, ids):

@@ -84,7 +84,8 @@ class DelimitedParams(BaseModel):
         "rows are matched by position). Default: the first column, when its header is one of "
         + ", ".join(repr(h) for h in sorted(ID_HEADERS))
         + " or its first value is not a number; a first column that looks like ids or times (strictly "
-        "increasing, above 1) under another name is an error that asks you to choose",
+        "increasing, above 1) under another name is an error that asks you to choose; a column named like a time "
+        "or an id (start, onset, end, ...) is never a class unless `data: classes:` names it",
     )
 
 
@@ -111,6 +112,11 @@ class DelimitedLoader(BaseComponent[DelimitedParams]):
             _not_ids_or_times(path, header, names, values)
         classes = tuple(n for i, n in enumerate(names) if i != id_index)
         return LabelMatrix(values, classes, ids, str(path))
+
+    def header_classes(self, path: Path) -> tuple[str, ...]:
+        """The class names of the header: every column but the ids."""
+        _, names, id_index = self._header(path, _delimiter(path))
+        return tuple(n for i, n in enumerate(names) if i != id_index)
 
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
         """The table ``rows`` rows at a time from row ``start``, by pandas' C parser (rows before
@@ -250,8 +256,9 @@ def _diagnose(path: Path, delimiter: str, names: tuple[str, ...], id_index: int 
 
 def _not_ids_or_times(path: Path, line: int, names: tuple[str, ...], values: np.ndarray) -> None:
     """A first column of strictly increasing values above 1, under a header that is not a known
-    id name (``start``, ``t``), is sample ids or times, not memberships: refuse it rather than
-    score it as a class, and say how to choose."""
+    id name (``t``, ``x``), is sample ids or times, not memberships: refuse it rather than
+    score it as a class, and say how to choose (a time or id name, ``start``, is refused by its
+    name whatever its values: :func:`evalkit.loading.not_times_or_ids`)."""
     if values.shape[1] < 2 or len(values) < 2:
         return
     column = values[:, 0]
@@ -293,9 +300,20 @@ def _npy_header(handle: IO[bytes], size: int, where: str) -> tuple[tuple[int, ..
     return shape, dtype, fortran
 
 
+def _dimensions(shape: tuple[int, ...], where: str) -> None:
+    """A matrix has 2 dimensions, or 1 for one class: a 0-d array (one number) or a 3-D one is refused."""
+    if not shape:
+        raise DataError(
+            f"{where}: a single number (a 0-d array); expected a 2-D (samples x classes) matrix, or 1-D for one class"
+        )
+    if len(shape) > 2:
+        raise DataError(f"{where}: expected a 2-D (samples x classes) matrix, got shape {shape}")
+
+
 def _matrix(values: np.ndarray, where: str) -> np.ndarray:
-    """Real numbers as a 2-D matrix (a 1-D array is one class). Complex values would lose their
+    """Real numbers as a 2-D matrix (a 1-D array is one class; :func:`_dimensions`). Complex values would lose their
     imaginary part and dates would become numbers, so only booleans, integers and floats pass."""
+    _dimensions(values.shape, where)
     if values.dtype.kind not in "biuf":
         raise DataError(f"{where}: values have dtype {values.dtype}; expected real numbers (booleans, integers or floats)")
     if values.dtype.kind != "f":
@@ -345,6 +363,11 @@ class NpzLoader(BaseComponent):
     kind = "matrix"
     suffixes = (".npz",)
 
+    def header_classes(self, path: Path) -> tuple[str, ...] | None:
+        """The names of the `classes` array, without inflating `values` (None without one)."""
+        with zipfile.ZipFile(path) as archive:
+            return _classes({m.filename.removesuffix(".npy"): _Member(archive, m, path) for m in archive.infolist()})
+
     def load(self, path: Path, role: str) -> LabelMatrix:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
@@ -356,12 +379,35 @@ class NpzLoader(BaseComponent):
                     f"{path}: no array named 'values' (it has {', '.join(arrays) or 'none'}); "
                     "save with np.savez(path, values=..., classes=..., ids=...)"
                 )
+            _check_shapes({name: member.shape() for name, member in arrays.items()}, path)
             values = _matrix(arrays["values"].read(), arrays["values"].where)
-            classes = tuple(str(i) for i in range(values.shape[-1]))
-            if "classes" in arrays:
-                classes = check_header(arrays["classes"].names(), arrays["classes"].where, what="class")
+            classes = _classes(arrays) or tuple(str(i) for i in range(values.shape[-1]))
             ids = clean_ids(arrays["ids"].names(), arrays["ids"].where) if "ids" in arrays else None
         return LabelMatrix(values, classes, ids, str(path))
+
+
+def _check_shapes(shapes: dict[str, tuple[int, ...]], path: Path) -> None:
+    """The arrays of an .npz fit together, checked from their headers before any is inflated
+    (a small archive can hold gigabytes): ``values`` a matrix, ``classes`` one name per column,
+    ``ids`` one per row."""
+    values = shapes["values"]
+    _dimensions(values, f"{path} (member 'values.npy')")
+    wanted = {"classes": (values[1] if len(values) == 2 else 1, "columns", "class names"), "ids": (values[0], "rows", "ids")}
+    for name, (count, of, what) in wanted.items():
+        shape = shapes.get(name)
+        if shape is None:
+            continue
+        if len(shape) != 1:
+            raise DataError(f"{path} (member '{name}.npy'): shape {shape}; expected a 1-D array of names")
+        if shape[0] != count:
+            raise DataError(f"{path}: 'values' has {count:,} {of} but '{name}' has {shape[0]:,} {what}")
+
+
+def _classes(arrays: dict[str, _Member]) -> tuple[str, ...] | None:
+    """The class names of an archive's `classes` array, checked; None without one."""
+    if "classes" not in arrays:
+        return None
+    return check_header(arrays["classes"].names(), arrays["classes"].where, what="class")
 
 
 class _Member:
@@ -374,6 +420,11 @@ class _Member:
     def read(self) -> np.ndarray:
         with reading(self.where), self.archive.open(self.member) as handle:
             return _npy(handle, self.member.file_size, self.where)
+
+    def shape(self) -> tuple[int, ...]:
+        """The shape its header declares, inflating only the header's bytes."""
+        with reading(self.where), self.archive.open(self.member) as handle:
+            return _npy_header(handle, self.member.file_size, self.where)[0]
 
     def names(self) -> list[Any]:
         """A 1-D array of names (text, bytes or numbers), as a list."""

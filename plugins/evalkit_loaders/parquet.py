@@ -15,7 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.plugin import BaseComponent, DataError, LabelMatrix, check_header, clean_ids, reading, rows_from
+from evalkit.plugin import (
+    BaseComponent,
+    DataError,
+    LabelMatrix,
+    check_header,
+    check_memory,
+    clean_ids,
+    reading,
+    rows_from,
+)
 
 #: Column names that hold sample ids, as in a CSV matrix (case-insensitive).
 ID_NAMES = ("id", "ids", "sample", "sample_id", "filename", "file", "segment", "clip", "__index_level_0__")
@@ -26,16 +35,39 @@ BATCH_ROWS = 131_072
 LONG = ("class", "value")
 
 
-def read_table(path: Path) -> Any:
-    """The file's columns as a pyarrow Table; a file pyarrow cannot read is an error naming it."""
+def read_table(path: Path, cell_bytes: int = 8, becoming: str = "their float64 matrix") -> Any:
+    """The file's columns as a pyarrow Table; a file pyarrow cannot read is an error naming it,
+    and one that would not fit in memory decompressed, with what its cells become (``cell_bytes``
+    each), is refused before it is read (its footer gives the sizes)."""
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     with reading(path):
         try:
+            meta = pq.read_metadata(path)
+            check_memory(_inflated(meta) + meta.num_rows * meta.num_columns * cell_bytes, str(path),
+                         f"its columns, decompressed, and {becoming},")
             return pq.read_table(path)
+        except MemoryError:  # pyarrow's ArrowMemoryError is one too: out of memory, not a bad file
+            raise
         except (pa.ArrowException, ValueError) as exc:
             raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+
+
+def _inflated(meta: Any) -> int:
+    """The bytes a file's columns take once read, from its footer: a column of fixed width
+    takes rows x width (its pages say nothing of that: 10,000,000 zeros fit in 8 KB); a text
+    column its uncompressed pages, and an offset per row."""
+    schema = meta.schema.to_arrow_schema()
+    total = 0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            try:
+                total += group.num_rows * schema.field(c).type.byte_width
+            except ValueError:  # text, or another type without a fixed width
+                total += group.column(c).total_uncompressed_size + 8 * group.num_rows
+    return total
 
 
 def _id_column(columns: Any) -> str | None:
@@ -67,8 +99,27 @@ class ParquetMatrix(BaseComponent):
             if id_column is not None and _is_long(table.column_names, id_column):
                 return _long(table.to_pandas(ignore_metadata=True), id_column, where)
             return _wide(table, id_column, where)
+        except MemoryError:
+            raise
         except pa.ArrowException as exc:  # pandas' text columns may decode lazily
             raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
+
+    def header_classes(self, path: Path) -> tuple[str, ...] | None:
+        """The class columns of a wide table, from the schema alone (None for a long table: its
+        classes are values)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        with reading(path):
+            try:
+                names = pq.read_schema(path).names
+            except (pa.ArrowException, ValueError) as exc:
+                raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+        check_header(names, str(path), what="column")
+        id_column = _id_column(names)
+        if id_column is not None and _is_long(names, id_column):
+            return None
+        return tuple(n.strip() for n in names if n != id_column)
 
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
         """A wide table ``rows`` at a time from row ``start`` (whole row groups are read as
@@ -83,6 +134,8 @@ class ParquetMatrix(BaseComponent):
                 # pages read through a 1 MiB buffer, not whole column chunks at once: a row group of
                 # 1,000,000 x 17 float32 held 300 MiB of pyarrow's memory at a time, now 80 MiB
                 table = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+            except MemoryError:  # pyarrow's ArrowMemoryError is one too: out of memory, not a bad file
+                raise
             except (pa.ArrowException, ValueError) as exc:
                 raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
         names = table.schema_arrow.names
@@ -106,6 +159,8 @@ class ParquetMatrix(BaseComponent):
             try:
                 batch = next(batches, None)
                 chunk = None if batch is None else _wide(batch, id_column, where)
+            except MemoryError:
+                raise
             except (pa.ArrowException, ValueError) as exc:
                 raise DataError(f"{where}: rows {start + 1} to {start + rows} cannot be read ({exc})") from None
             if batch is None or chunk is None:

@@ -14,7 +14,11 @@ from typing import Any
 import numpy as np
 
 from evalkit.plugin import DEFAULT_CLASS, BaseComponent, DataError, ItemSets, check_header, clean_ids, clean_items, reading
+from evalkit_loaders.parquet import read_table
 
+#: Bytes an item takes as Python text (a short str object and its place in a tuple), for the
+#: memory check before the file is read.
+ITEM_BYTES = 64
 #: The column of items: one per row, or a list per row.
 ONE, MANY = "item", "items"
 
@@ -45,19 +49,13 @@ class ParquetItems(BaseComponent):
 
     def load(self, path: Path, role: str) -> ItemSets:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         where = str(path)
         names = check_header(_columns(path), where, what="column")
         column = MANY if MANY in names else ONE
         if "id" not in names or column not in names:
             raise DataError(f"{where}: an item list needs the columns id and item (or items); it has {', '.join(names)}")
-        with reading(path):
-            try:
-                table = pq.read_table(path)
-            except (pa.ArrowException, ValueError) as exc:
-                raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
-        table = table.rename_columns(names)
+        table = read_table(path, ITEM_BYTES, "their items as Python text").rename_columns(names)
         ids = self._text(table.column("id"), where, "id", "sample id")
         classes = self._text(table.column("class"), where, "class", "class") if "class" in names else None
         items = table.column(column)

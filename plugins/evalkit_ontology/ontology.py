@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalkit.plugin import Array, BaseComponent, ConfigError, ConfigPath, DataError, parse_json, reading
+from evalkit.plugin import Array, BaseComponent, ConfigError, ConfigPath, DataError, check_memory, parse_json, reading
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -315,6 +315,8 @@ class Ontology:
         disconnected), computed at the first call and then kept (and cached on disk with
         ``cache_dir``)."""
         if self._distances is None:
+            n = len(self)  # scipy's result, then this one: before minutes of work, not after
+            check_memory(2 * 8 * n * n, self.source, f"the distances between its {n:,} nodes ({n:,} x {n:,} float64)")
             distances = self._read_cache()
             if distances is None:
                 distances = self._compute()
@@ -758,8 +760,12 @@ class OntologySimilarity(BaseComponent[OntologyParams]):
         """The (n, n) similarity between all nodes of the ontology (read-only)."""
         if self._table is None:
             ontology, p = self.ontology, self.params
+            n = len(ontology)
+            distances = ontology.all_pairs()
+            # the table, and the temporaries of similarity_from_distance and max_finite_distance
+            check_memory(4 * 8 * n * n, ontology.source, f"the similarities between its {n:,} nodes ({n:,} x {n:,})")
             table = similarity_from_distance(
-                ontology.all_pairs(), p.function, d_max=ontology.max_finite_distance,
+                distances, p.function, d_max=ontology.max_finite_distance,
                 scale=p.scale, max_distance=p.max_distance,
             )
             table.flags.writeable = False

@@ -45,6 +45,8 @@ class ParquetEventList(BaseComponent[LabelsParams]):
         with reading(path):
             try:
                 return self._events(pq.read_table(path).to_pandas(ignore_metadata=True), path)
+            except MemoryError:  # pyarrow's ArrowMemoryError is one too: out of memory, not a bad file
+                raise
             except (pa.ArrowException, ValueError) as exc:  # pandas' text columns may decode lazily
                 raise DataError(f"{where}: not a readable Parquet file ({exc})") from None
 
