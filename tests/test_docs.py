@@ -238,7 +238,7 @@ def test_faq_zero_division_table(registry):
     for zero_division, samples in ((0, 0.5), (1, 1.0), ("nan", 1.0)):
         silence = results_of("faq.md", "silence", registry, zero_division=zero_division)
         kelz = results_of("metrics.md", "kelz_frames", registry, zero_division=zero_division)
-        for metric in ("precision", "recall", "f1"):
+        for metric in ("precision", "recall", "f1"):  # crisp: integer sums, one division, exact
             assert value(silence, averaging="samples", metric=metric) == samples
             assert value(silence, averaging="micro", metric=metric) == 1
             assert value(silence, averaging="macro", metric=metric) == 1
@@ -259,7 +259,7 @@ def test_comparing_claims(registry):
         for s in ("dwsnet", "baseline", "tiny", "perfect"):
             for m in ("precision", "recall", "f1"):
                 assert v[(s, t, "micro", m)] <= v[(s, "minimum", "micro", m)] + 1e-12
-        assert (v[("perfect", t, "micro", "f1")] == 1) == (t == "minimum")
+        assert (v[("perfect", t, "micro", "f1")] == 1) == (t == "minimum")  # min(x, x) = x: 2S / (S + S)
     # the Hamacher family decreases in p: p = 0, product (p = 1), einstein (p = 2), drastic
     chain = [v[("dwsnet", t, "micro", "f1")] for t in ("hamacher(p=0)", "product", "einstein", "drastic")]
     assert chain == sorted(chain, reverse=True)

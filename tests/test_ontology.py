@@ -498,7 +498,7 @@ def test_pickled_similarity_reloads_its_ontology(tmp_path):
     sim = similarity(write_edgelist(tmp_path), function="inverse")
     sim.matrix(NODES, NODES)
     copy = pickle.loads(pickle.dumps(sim))
-    np.testing.assert_array_equal(copy.matrix(NODES, NODES), 1 / (1 + HAND))
+    np.testing.assert_array_equal(copy.matrix(NODES, NODES), 1 / (1 + HAND))  # one correctly rounded division
 
 
 def test_ontology_from_a_networkx_graph():

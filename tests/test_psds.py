@@ -95,6 +95,7 @@ def test_psds_equals_sed_scores_eval(tmp_path, settings, seed):
 def test_without_durations_a_file_lasts_to_its_last_frame(tmp_path):
     root = make(tmp_path, 3)
     settings = SETTINGS[1]
+    # durations.tsv holds each file's last frame: the same inputs, the same computation
     assert ours(root, **settings) == ours(root, durations=str(root / "durations.tsv"), **settings)
     longer = pd.read_csv(root / "durations.tsv", sep="\t")
     longer["duration"] *= 2  # twice the audio: half the FP rate, a higher PSDS
@@ -111,7 +112,7 @@ def test_harmless_variations_of_score_files_give_identical_numbers(tmp_path):
         table[["onset", "offset", "speech", "alarm", "dog"]].to_csv(
             file, sep="\t", index=False, lineterminator="\r\n", encoding="utf-8-sig",
         )
-    assert ours(root, **SETTINGS[0]) == before
+    assert ours(root, **SETTINGS[0]) == before  # the same values read back: the same computation
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -243,7 +244,7 @@ def test_bootstrap_intervals_and_paired_tests_resample_files(tmp_path):
     (row, _) = [r for r in results.rows if r.metric == "psds"]
     assert row.ci_low < row.value < row.ci_high
     (comparison,) = [c for c in results.comparisons if c.metric == "psds"]
-    assert comparison.difference == 0 and comparison.p_value == 1
+    assert comparison.difference == 0 and comparison.p_value == 1  # one computation twice: exactly 0
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -99,7 +99,7 @@ def test_soft_references_need_positives_from_which_binarizes_them():
         from_soft = evalkit.run({**run, "metrics": [{"name": name, "positives_from": 0.5}]})
         binary = {**run, "data": {**run["data"], "reference": (soft >= 0.5).astype(float).tolist()}}
         from_binary = evalkit.run({**binary, "metrics": [name]})
-        assert [r.value for r in from_soft.rows] == [r.value for r in from_binary.rows]
+        assert [r.value for r in from_soft.rows] == [r.value for r in from_binary.rows]  # the same targets
 
 
 @pytest.mark.parametrize("seed", [0, 3])
