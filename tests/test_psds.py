@@ -15,6 +15,7 @@ import pytest
 
 import evalkit
 from evalkit.errors import ConfigError, DataError
+from evalkit_segments.psds import staircase_area
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -261,3 +262,13 @@ def test_a_bad_durations_table_is_named_with_its_line(tmp_path, text, message):
     (root / "durations.tsv").write_text(text)
     with pytest.raises(DataError, match=message):  # when the plan is made: `evalkit validate` says it too
         ours(root, durations=str(root / "durations.tsv"), **SETTINGS[0])
+
+
+def test_a_staircase_holds_the_last_point_given_at_each_x():
+    """Several points at one x (a vertical step of a ROC): the last given holds, whatever sort
+    numpy picks for the CPU (its default one reordered the ties under
+    NPY_DISABLE_CPU_FEATURES=X86_V3 and gave 0.4997)."""
+    x = np.repeat(np.arange(50.0), 3)  # three points at each x = 0 … 49, y rising
+    y = np.arange(150.0) / 150
+    expected = sum((3 * k + 2) / 150 for k in range(50)) / 50  # each x holds its third y for a width of 1
+    assert staircase_area(y, x, 50.0) == pytest.approx(expected, rel=1e-12)  # a sum of 50 terms
