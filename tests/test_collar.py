@@ -56,6 +56,7 @@ def test_the_graded_collar_is_a_similarity_that_falls_with_the_distance(xs, ys, 
     sim = collar(t_collar=t_collar, percentage_of_length=share, ramp=ramp, evaluate_offset=offsets)
     m = sim.matrix(xs, ys)
     assert ((m >= 0) & (m <= 1)).all()
+    # element-wise: the same correctly rounded operations on each pair, in any layout
     np.testing.assert_array_equal(m, sim.matrix(ys, xs).T)
     np.testing.assert_array_equal(np.diag(sim.matrix(xs, xs)), 1.0)
     np.testing.assert_array_equal(sim.pairs(xs, xs[::-1]), np.diag(sim.matrix(xs, xs[::-1])))

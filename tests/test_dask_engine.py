@@ -55,8 +55,8 @@ def test_bundled_configs_give_the_local_engines_numbers(cluster, monkeypatch, na
     config.pop("report", None)
     local = evalkit.run(config)
     dask = evalkit.run({**config, "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows}})
-    if partition_rows > 100_000:  # one block, one group: the same sums in the same order
-        assert values(dask) == values(local)
+    # Even one block is not bit for bit: the workers run BLAS on one thread (Dask's default), this
+    # process on every core, and a matrix product's blocking may follow the thread count.
     assert_same(values(dask), values(local))
     assert dask.notes[:-1] == local.notes
     assert dask.notes[-1].startswith("Dask: ") and cluster in dask.notes[-1]
@@ -221,7 +221,9 @@ def test_the_cli_starts_a_local_cluster_with_engine_dask(tmp_path):
         return done
 
     local, dask = run(), run("--engine", "dask")
-    assert json.loads(dask.stdout)["rows"] == json.loads(local.stdout)["rows"]
+    rows = json.loads(dask.stdout)["rows"]
+    expected = json.loads(local.stdout)["rows"]  # to rounding: BLAS runs on one thread on a worker
+    assert rows == [{**row, "value": pytest.approx(row["value"], rel=1e-12, abs=1e-15)} for row in expected]
     assert "note: Dask: 300 samples" in dask.stderr and "LocalCluster of" in dask.stderr
     wrong = subprocess.run([sys.executable, "-m", "evalkit", "validate", str(CONFIGS / "quickstart.yaml"),
                             "--engine", "spark"], capture_output=True, text=True)

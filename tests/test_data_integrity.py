@@ -114,7 +114,7 @@ def test_the_id_column_option_names_the_ids_or_says_there_are_none(tmp_path):
     named = "id,speech,birds\n0,0.9,0.1\n2.5,0.2,0.8\n5,1.0,0.0\n"
     ref = write(tmp_path, "ref.csv", named)
     system = {"path": str(write(tmp_path, "sys.csv", times)), "loader": {"name": "csv", "id_column": "start"}}
-    assert run(ref, system).rows[0].value == precision(ref, ref)
+    assert run(ref, system).rows[0].value == precision(ref, ref)  # aligned, the same values: the same computation
     # the id column may be anywhere, and its name is matched like every header: stripped
     moved = write(tmp_path, "moved.csv", "speech, start ,birds\n0.2,2.5,0.8\n0.9,0,0.1\n1.0,5,0.0\n")
     assert run(ref, {"path": str(moved), "loader": {"name": "csv", "id_column": "start"}}).rows[0].value == precision(ref, ref)
@@ -130,7 +130,7 @@ def test_the_id_column_option_names_the_ids_or_says_there_are_none(tmp_path):
 def test_increasing_memberships_are_not_mistaken_for_ids(tmp_path):
     """Values within [0, 1] are memberships, however ordered; the check only refuses values above 1."""
     rising = write(tmp_path, "rising.csv", "speech,birds\n0.1,0.5\n0.4,0.2\n0.9,0.7\n")
-    assert precision(rising, rising) == 1.0
+    assert precision(rising, rising) == 1.0  # min(x, x) = x: the same sum over itself
 
 
 def test_a_class_twice_in_a_header_is_an_error_naming_both_columns(tmp_path):
@@ -336,7 +336,7 @@ def test_harmless_variations_give_identical_numbers(tmp_path):
         "spaces.csv": "id , speech,birds \n a ,0.7, 0.3\nb,0.1,0.6\nc ,0.8,0.2\n\n",
         "tabs.tsv": system.replace(",", "\t"),
     }
-    for name, text in variants.items():
+    for name, text in variants.items():  # aligned by id and class name: the same arrays, bit for bit
         assert precision(ref, write(tmp_path, name, text)) == expected, name
 
 

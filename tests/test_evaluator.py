@@ -102,6 +102,7 @@ def test_ranking_metrics_merge_their_scores():
     ref, scores = rng.integers(0, 2, (40, 3)), rng.random((40, 3))
     whole = evalkit.Evaluator(metrics=["map"]).update(ref, scores).values()
     parts = [evalkit.Evaluator(metrics=["map"]).update(ref[s : s + 7], scores[s : s + 7]).state() for s in range(0, 40, 7)]
+    # map keeps its rows: the merged state holds the same scores in the same order, ranked once
     assert evalkit.Evaluator(metrics=["map"]).merge(sum(parts[1:], parts[0])).values() == whole
 
 
@@ -213,13 +214,14 @@ class DLPackOnly:
 
 def test_dlpack_and_array_like_inputs_are_read():
     ref, pred = (np.random.default_rng(7).random((20, 3)) for _ in range(2))
+    # the same numbers in: the same computation, bit for bit
     assert evalkit.evaluate(DLPackOnly(ref), DLPackOnly(pred)) == evalkit.evaluate(ref, pred)
     assert evalkit.evaluate(ref.tolist(), pred.tolist()) == evalkit.evaluate(ref, pred)
 
 
 def test_call_site_mistakes_read_clearly():
     ref = np.random.default_rng(8).random((10, 3))
-    assert evalkit.evaluate(ref, ref, metrics="f1") == {"f1": 1.0}
+    assert evalkit.evaluate(ref, ref, metrics="f1") == {"f1": 1.0}  # min(x, x) = x: 2S / (S + S), exactly 1
     with pytest.raises(TypeError, match="unexpected keyword argument 'average'; did you mean 'averaging'"):
         evalkit.evaluate(ref, ref, average="macro")
     with pytest.raises(TypeError, match="did you mean 'averaging'"):
@@ -260,7 +262,7 @@ def test_small_batches_gathered_into_chunks_keep_every_row():
     ev = evalkit.Evaluator(metrics=["map"])
     for s in range(0, 3000, 11):
         ev.update(ref[s : s + 11], scores[s : s + 11])
-    assert ev.values() == evalkit.Evaluator(metrics=["map"]).update(ref, scores).values()
+    assert ev.values() == evalkit.Evaluator(metrics=["map"]).update(ref, scores).values()  # the same rows, ranked once
     mixed = evalkit.Evaluator(averaging=["micro", "samples"])
     mixed.update(ref[:1000], scores[:1000])
     mixed.update(ref[1000:], scores[1000:], sample_weight=weights[1000:])

@@ -152,7 +152,7 @@ def test_short_interval_is_a_lower_triangle():
 def test_identical_sides(t):
     ref = [[(0, 3), (2.5, 4), (6, 6.5)], [(1, 1.2)]]
     card_r, card_p, inter, _ = run(ref, ref, 1.0, t=t)
-    np.testing.assert_array_equal(card_r, card_p)
+    np.testing.assert_array_equal(card_r, card_p)  # one function of the same intervals
     if t == "minimum":
         np.testing.assert_allclose(inter, card_r, atol=1e-12)
     assert np.all(inter <= card_r + 1e-9)
@@ -226,7 +226,7 @@ def test_exact_path_agrees_with_quadrature(name):
         quad = fuzzy_cardinalities(ref, pred, 5, w_on, w_off, Renamed(tnorm(name)), 1e-9)
         assert np.all(exact[3] == 0)
         assert np.all(quad[3] <= 1e-9)
-        np.testing.assert_array_equal(quad[0], exact[0])
+        np.testing.assert_array_equal(quad[0], exact[0])  # |G| does not depend on the T-norm: the same computation
         assert np.all(np.abs(quad[2] - exact[2]) <= quad[3] + 1e-12)
 
 

@@ -65,6 +65,7 @@ def test_soft_memberships_follow_the_fuzzy_definitions():
     # μG μP is at most min(μG, μP), so its loss is at least the minimum's
     product = evalkit.evaluate(ref, pred, tnorm="product", metrics=METRICS)
     assert product["hamming_loss"] > evalkit.evaluate(ref, pred, tnorm="minimum", metrics=METRICS)["hamming_loss"]
+    # the exact match ignores the T-norm: the same computation
     assert product["exact_match_ratio"] == evalkit.evaluate(ref, pred, metrics=METRICS)["exact_match_ratio"]
 
 
@@ -79,6 +80,7 @@ def test_a_worked_example():
 
 def test_hamming_is_a_loss():
     ref = np.array([[1.0, 0.0], [0.3, 0.6]])
+    # min(x, x) = x: |G ∩ P| is the very sum |G|, so 2S / (S + S) = 1 and S + S − 2S = 0 exactly
     assert evalkit.evaluate(ref, ref, metrics=["f1", "hamming_loss"]) == {"f1": 1.0, "hamming_loss": 0.0}
     assert default_registry().entry("metric", "hamming_loss").cls.lower_is_better
 
@@ -92,4 +94,4 @@ def test_the_pr_averagings_average_a_metric_that_is_no_function_of_p_and_r_itsel
     for pr, plain in (("macro_pr", "macro"), ("samples_pr", "samples")):
         got = evalkit.evaluate(ref, pred, averaging=pr, metrics=[metric, "f1"])
         expected = evalkit.evaluate(ref, pred, averaging=plain, metrics=[metric])
-        assert got[metric] == expected[metric], pr
+        assert got[metric] == expected[metric], pr  # the same reduction of the same sums

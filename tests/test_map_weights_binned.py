@@ -158,6 +158,7 @@ def test_an_unlabeled_clip_of_weight_zero_is_left_out_and_errors_name_given_rows
     s = np.random.default_rng(1).random(y.shape)
     kept = omap(y[[1, 3]], s[[1, 3]], d)
     left_out = omap(y, s, d, weights=np.array([0.0, 1.0, 0.0, 1.0]))
+    # weights 0 drop the rows; the ones left give the unweighted bits (see test_weights_of_one_change_no_bit)
     np.testing.assert_array_equal(left_out["ap_per_level"], kept["ap_per_level"])
     with pytest.raises(ValueError, match=r"1 clip\(s\) have no label \(0-based rows 2\)"):
         omap(y, s, d, weights=np.array([0.0, 1.0, 0.5, 1.0]))  # row 2 as given, not as kept

@@ -296,6 +296,7 @@ def test_lambda0_is_weighted_and_the_coarsest_level_is_one():
     out = omap(y, s, d)
     has_pos = y.any(axis=0)
     assert out["omap_lambda0"] != pytest.approx(average_precision(y, s).mean(), abs=1e-6)
+    # the top level costs no FP: precision 1 at each threshold, Σ delta / n_pos = 1 exactly
     np.testing.assert_array_equal(out["ap_per_level"][-1], has_pos.astype(float))
     assert out["omap_per_level"].shape == (int(d.max()) + 1,)
 
@@ -421,7 +422,7 @@ def test_obce_shapes_means_and_beta_effect():
     for r in weights.values():
         assert r.shape == y.shape and (r >= 0).all()
         np.testing.assert_allclose(r.mean(axis=1), 1.0, rtol=1e-12)
-    np.testing.assert_array_equal(weights[0.0], 1.0)  # β = 0: plain BCE, as the paper says
+    np.testing.assert_array_equal(weights[0.0], 1.0)  # β = 0: plain BCE, as the paper says (d⁰ = 1, a mean of ones)
     # A larger β stresses far classes: among the negatives of a clip, the ratio of the farthest
     # class's weight to the nearest non-zero one grows with β.
     dmin = np.array([[min(d[k, c] for k in np.flatnonzero(row)) for c in range(15)] for row in y])
@@ -445,7 +446,7 @@ def test_obce_options_and_errors():
         obce_weights(y, FIVE)
     r = obce_weights(y, FIVE, unlabeled="uniform")
     np.testing.assert_array_equal(r[1], 1.0)
-    np.testing.assert_array_equal(r[[0, 2, 3, 4]], obce_weights(FIVE_Y[[0, 2, 3, 4]], FIVE))
+    np.testing.assert_array_equal(r[[0, 2, 3, 4]], obce_weights(FIVE_Y[[0, 2, 3, 4]], FIVE))  # row by row: the same
     with pytest.raises(ValueError, match="beta"):
         obce_weights(FIVE_Y, FIVE, beta=-1.0)
     # Every class a label: max(r) = 0 in step 2, no division; all weights 1.

@@ -42,7 +42,7 @@ def test_wide_long_and_csv_give_the_same_numbers(tmp_path):
         "s": tmp_path / "wide.parquet", "t": tmp_path / "column.parquet", "u": tmp_path / "long.parquet",
     })
     assert not notes
-    for (system, averaging, metric), value in got.items():
+    for (system, averaging, metric), value in got.items():  # aligned: the CSV's arrays, the same computation
         assert value == csv[("s", averaging, metric)], (system, averaging, metric)
 
 
@@ -51,7 +51,7 @@ def test_a_long_table_without_a_pair_reads_it_as_zero(tmp_path):
     long.to_parquet(tmp_path / "long.parquet", index=False)
     prediction = pd.DataFrame({"x": [0.25, 0.5], "y": [0.0, 1.0]}, index=["b", "a"])
     got = evalkit.evaluate(str(tmp_path / "long.parquet"), prediction, metrics=["card_ref", "f1"])
-    assert got == {"card_ref": 1.75, "f1": 1.0}  # b's y is 0 on both sides
+    assert got == {"card_ref": 1.75, "f1": 1.0}  # b's y is 0 on both sides; quarters add up exactly
 
 
 def test_rows_without_ids_are_matched_by_position_with_a_note(tmp_path):

@@ -76,7 +76,7 @@ def test_runs_tell_item_lists_from_event_lists_by_their_columns(tmp_path):
         "representation": "soft_cardinality", "similarity": {"name": "levenshtein"}, "averaging": "micro",
         "metrics": ["f1"],
     })
-    assert [r.value for r in results.rows] == [r.value for r in inline.rows]
+    assert [r.value for r in results.rows] == [r.value for r in inline.rows]  # the same items: the same computation
     events = tmp_path / "events.parquet"
     pq.write_table(pa.table({"filename": ["a.wav"], "onset": [0.0], "offset": [1.0], "event_label": ["dog"]}), events)
     from evalkit.sources import find_loader

@@ -15,6 +15,7 @@ import pytest
 
 import evalkit
 from evalkit.errors import ConfigError, DataError
+from evalkit_segments.psds import staircase_area
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -95,6 +96,7 @@ def test_psds_equals_sed_scores_eval(tmp_path, settings, seed):
 def test_without_durations_a_file_lasts_to_its_last_frame(tmp_path):
     root = make(tmp_path, 3)
     settings = SETTINGS[1]
+    # durations.tsv holds each file's last frame: the same inputs, the same computation
     assert ours(root, **settings) == ours(root, durations=str(root / "durations.tsv"), **settings)
     longer = pd.read_csv(root / "durations.tsv", sep="\t")
     longer["duration"] *= 2  # twice the audio: half the FP rate, a higher PSDS
@@ -111,7 +113,7 @@ def test_harmless_variations_of_score_files_give_identical_numbers(tmp_path):
         table[["onset", "offset", "speech", "alarm", "dog"]].to_csv(
             file, sep="\t", index=False, lineterminator="\r\n", encoding="utf-8-sig",
         )
-    assert ours(root, **SETTINGS[0]) == before
+    assert ours(root, **SETTINGS[0]) == before  # the same values read back: the same computation
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -243,7 +245,7 @@ def test_bootstrap_intervals_and_paired_tests_resample_files(tmp_path):
     (row, _) = [r for r in results.rows if r.metric == "psds"]
     assert row.ci_low < row.value < row.ci_high
     (comparison,) = [c for c in results.comparisons if c.metric == "psds"]
-    assert comparison.difference == 0 and comparison.p_value == 1
+    assert comparison.difference == 0 and comparison.p_value == 1  # one computation twice: exactly 0
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -260,3 +262,13 @@ def test_a_bad_durations_table_is_named_with_its_line(tmp_path, text, message):
     (root / "durations.tsv").write_text(text)
     with pytest.raises(DataError, match=message):  # when the plan is made: `evalkit validate` says it too
         ours(root, durations=str(root / "durations.tsv"), **SETTINGS[0])
+
+
+def test_a_staircase_holds_the_last_point_given_at_each_x():
+    """Several points at one x (a vertical step of a ROC): the last given holds, whatever sort
+    numpy picks for the CPU (its default one reordered the ties under
+    NPY_DISABLE_CPU_FEATURES=X86_V3 and gave 0.4997)."""
+    x = np.repeat(np.arange(50.0), 3)  # three points at each x = 0 … 49, y rising
+    y = np.arange(150.0) / 150
+    expected = sum((3 * k + 2) / 150 for k in range(50)) / 50  # each x holds its third y for a width of 1
+    assert staircase_area(y, x, 50.0) == pytest.approx(expected, rel=1e-12)  # a sum of 50 terms

@@ -86,7 +86,7 @@ def test_a_trusted_native_model_loads(tmp_path: Path):
     # ... and the conversion the refusal suggests gives the same vectors without the trust
     converted = tmp_path / "vectors.bin"
     model.wv.save_word2vec_format(str(converted), binary=True)
-    assert evalkit.run(config(tmp_path, "vectors.bin")).rows[0].value == rows[0].value
+    assert evalkit.run(config(tmp_path, "vectors.bin")).rows[0].value == rows[0].value  # the same float32 vectors
 
 
 def calls(tree: ast.AST, name: str) -> list[ast.Call]:

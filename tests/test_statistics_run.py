@@ -214,6 +214,7 @@ def test_identical_systems_differ_by_exactly_zero():
     results = run(data={"reference": REF, "systems": {"a": GOOD, "b": GOOD.copy()}}, averaging="micro",
                   metrics=["f1"], statistics={"test": {"resamples": 50}})
     (comparison,) = results.comparisons
+    # one computation on equal arrays for both: every difference is exactly 0
     assert (comparison.difference, comparison.ci_low, comparison.ci_high, comparison.p_value) == (0.0, 0.0, 0.0, 1.0)
     assert not comparison.p_at_floor
 
@@ -267,6 +268,7 @@ def test_figure1_sweep_peaks_at_one_for_no_offset(root: Path):
     soft = {r.sweep_value: r.value for r in results.rows if (r.representation, r.tnorm) == ("fuzzy", "minimum")}
     hard = {r.sweep_value: r.value for r in results.rows if r.representation == "crisp"}
     assert len(soft) == 101 and {r.sweep for r in results.rows} == {"offset"}
+    # ε = 0: the prediction is the reference, min(x, x) = x, so 2S / (S + S) = 1 exactly
     assert max(soft.values()) == soft[0.0] == 1.0 and all(v < 1 for e, v in soft.items() if e != 0.0)
     # Closed form for ε >= 0: min sums to 1.0, the sides to 1.0 and 1.0 + ε: F = 2 / (2 + ε).
     assert all(soft[e] == pytest.approx(2 / (2 + e)) for e in soft if e >= 0)
@@ -436,4 +438,5 @@ def test_agreement_computed_once_per_pair_of_orders_equals_each_pair_computed_al
     assert len(got) == len(expected) > 20
     for (a, b, tau, p), (ea, eb, etau, ep) in zip(got, expected):
         assert (a, b) == (ea, eb)
+        # τ and p are functions of the pair counts of the same ranks: the same operations
         assert (tau, p) == (etau, ep) or (np.isnan(tau) and np.isnan(etau) and np.isnan(p) and np.isnan(ep))

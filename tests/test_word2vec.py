@@ -199,7 +199,7 @@ def test_negative_cosines_are_clipped_or_rescaled(tmp_path):
     expected = (1 + cos) / 2
     np.fill_diagonal(expected, 1)
     np.testing.assert_allclose(rescale, expected, rtol=0, atol=1e-15)
-    assert rescale[0, 1] == 0 and rescale[0, 2] == 0.5
+    assert rescale[0, 1] == 0 and rescale[0, 2] == 0.5  # unit axis vectors: every product and sum is exact
 
 
 def test_a_phrase_is_the_normalised_mean_of_its_words(trained):

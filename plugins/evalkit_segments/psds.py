@@ -328,8 +328,9 @@ def psd_roc(rocs: list[tuple[np.ndarray, np.ndarray]], alpha_st: float, max_efpr
 
 def staircase_area(y: np.ndarray, x: np.ndarray, max_x: float) -> float:
     """The area under a staircase curve (each y held until the next x) up to ``max_x``, divided
-    by ``max_x``."""
-    order = np.argsort(x)
+    by ``max_x``. Of points at one x the last given holds: the sort is stable, since numpy's
+    default sort orders ties differently by CPU."""
+    order = np.argsort(x, kind="stable")
     x, y = x[order], y[order]
     inside = int(np.searchsorted(x, max_x, side="right"))
     x = np.r_[x[:inside], max_x]
