@@ -336,7 +336,7 @@ def bca_interval(
             q_bca.append(ndtr(z0 + shifted / denominator))
 
     largest = np.take_along_axis(ordered, np.maximum(counts - 1, 0)[None], axis=0)[0]
-    ok &= ~(ordered[0] == largest)  # all finite replicates equal: either interval is that value
+    ok &= ~(largest - ordered[0] <= rounding_tolerance(largest))  # all equal (to rounding): either interval is that value
     tail = (1.0 - level) / 2.0
     q_low = np.where(ok, q_bca[0], tail)
     q_high = np.where(ok, q_bca[1], 1.0 - tail)

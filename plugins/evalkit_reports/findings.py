@@ -67,7 +67,9 @@ def summary(results: Results) -> Summary | None:
     out = Summary(len(ranked))
     for measure, values in ranked.items():
         best = max(values.values())
-        top = [s for s, v in values.items() if v == best]
+        # equal up to rounding is a tie (as the statistics take it), so a summary does not name a
+        # winner on one CPU and a tie on another
+        top = [s for s, v in values.items() if math.isclose(v, best, rel_tol=1e-9, abs_tol=1e-12)]
         if len(top) == 1:
             out.wins.setdefault(top[0], []).append(measure)
         else:
