@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from evalkit import keywords
-from evalkit.arrays import host_array
+from evalkit.arrays import check_real, host_array
 from evalkit.config import Spec
 from evalkit.errors import DataError
 from evalkit.evaluator import Evaluator
@@ -114,10 +114,7 @@ def _check_values(y: np.ndarray, name: str) -> None:
     reductions (NaN and ±inf reach the minimum or the maximum), without a copy."""
     if y.ndim == 2 and y.shape[1] == 0:
         raise ValueError(f"{name}: a matrix without columns (shape {y.shape}); give one column per label")
-    if y.dtype.kind == "c":
-        raise ValueError(
-            f"{name}: complex data not supported; labels are real numbers or strings, memberships and scores real numbers"
-        )
+    check_real(y.dtype, name, ValueError)
     if y.dtype.kind == "f" and y.size and not (np.isfinite(y.min()) and np.isfinite(y.max())):
         bad = ~np.isfinite(y)
         what = "NaN" if np.isnan(y[bad][0]) else "infinity"

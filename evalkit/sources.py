@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.arrays import from_pandas, host_array, is_pandas
+from evalkit.arrays import check_real, from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix, listed, named, unnamed
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
@@ -152,13 +152,15 @@ def _from_mapping(source: dict[str, Any], where: str) -> LabelMatrix:
 
 
 def _from_rows(rows: Any, classes: Any, ids: Any, where: str) -> LabelMatrix:
+    if isinstance(rows, np.ndarray):  # a list of complex numbers fails the conversion below
+        check_real(rows.dtype, where)
     keep = isinstance(rows, np.ndarray) and rows.dtype in (np.float32, np.float64)
     try:
         values = rows if keep else np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
         raise DataError(
             f"{where}: inline values must be numbers in rows of equal length (a list of lists); "
-            f"check the row lengths and that every cell is a number within the float64 range"
+            f"check the row lengths and that every cell is a real number within the float64 range"
         ) from None
     if values.ndim == 1:
         values = values[:, None]
