@@ -1,5 +1,6 @@
-"""Sample weights from a data source (``data: weights:`` in a config): one number per sample,
-matched to the reference's samples by id, like a system's rows.
+"""Sample weights, from a data source (``data: weights:`` in a config) or from Python
+(``sample_weight=``): one finite number >= 0 per sample, matched to the reference's samples by
+id (a file's rows) or by position (an array).
 
 A weight of k counts a sample k times in every sum, as scikit-learn's ``sample_weight``: set
 metrics, data metrics that take weights, bootstrap resamples and paired tests alike.
@@ -7,8 +8,12 @@ metrics, data metrics that take weights, bootstrap resamples and paired tests al
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
+from evalkit.arrays import check_real, host_array
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
@@ -28,14 +33,52 @@ def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> 
     # Matched like a system's file with the one column of the reference's stand-in.
     stand_in = LabelMatrix(np.zeros((len(reference), 1)), weights.classes, reference.ids, reference.source)
     values = np.asarray(align(stand_in, weights).values[:, 0], dtype=np.float64)
-    bad = ~np.isfinite(values) | (values < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        sample = reference.ids[i] if reference.ids is not None else f"row {i + 1}"
-        raise DataError(
-            f"{weights.source}: the weight of sample {sample!r} is {float(values[i])!r}; weights must be finite "
-            f"numbers >= 0 ({int(bad.sum())} are not)"
-        )
+    ids = reference.ids
+    _check_finite(values, weights.source, lambda i: repr(ids[i]) if ids is not None else repr(f"row {i + 1}"))
     if not values.any():
         raise DataError(f"{weights.source}: every weight is 0, so no sample would count")
     return values
+
+
+def sample_weights(
+    sample_weight: Any, n: int, *, ids: Sequence[str] | None = None, column: bool = False,
+    error: type[Exception] = DataError, type_error: type[Exception] = DataError,
+) -> np.ndarray:
+    """``sample_weight`` given from Python (a list, an array, a tensor) for ``n`` samples: a 1-D
+    array (or an (n, 1) column where ``column``, as scikit-learn's average_precision_score reads
+    it) of finite numbers >= 0, as float64. A 2-D array is never flattened, nor a complex one
+    cut to its real part. A bad weight is named by its sample's id in ``ids``, else its index.
+    ``error`` and ``type_error`` are the exceptions raised (evalkit.metrics raises the kinds
+    scikit-learn raises: a ValueError, or a TypeError for a scalar or text)."""
+    try:
+        raw = np.asarray(host_array(sample_weight, "sample_weight"))
+        weights = raw if raw.dtype.kind == "c" else raw.astype(np.float64, copy=False)
+    except (TypeError, ValueError, OverflowError):
+        raise type_error("sample_weight: expected one number per sample") from None
+    check_real(weights.dtype, "sample_weight", error)
+    if weights.ndim == 0:
+        raise type_error(f"sample_weight: expected an array of one weight per sample, got the scalar {weights:g}")
+    if column and weights.ndim == 2 and weights.shape[1] == 1:
+        weights = weights[:, 0]
+    if weights.ndim != 1:
+        raise error(
+            f"sample_weight: expected a 1-D array of one weight per sample, got an array of shape {weights.shape}; "
+            "pass np.ravel(sample_weight) if it holds one weight per sample in their order"
+        )
+    if len(weights) != n:
+        raise error(f"sample_weight: {len(weights)} weights for {n} samples; give one weight per sample")
+    _check_finite(weights, "sample_weight", lambda i: repr(ids[i]) if ids is not None else f"at index {i}", error)
+    return weights
+
+
+def _check_finite(
+    values: np.ndarray, where: str, sample: Callable[[int], str], error: type[Exception] = DataError,
+) -> None:
+    """Every weight finite and >= 0, or an error naming the first other one by ``sample(i)``."""
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise error(
+            f"{where}: the weight of sample {sample(i)} is {float(values[i])!r}; weights must be finite "
+            f"numbers >= 0 ({int(bad.sum())} are not)"
+        )

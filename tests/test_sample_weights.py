@@ -4,6 +4,7 @@ paired tests, and refused with a message that names the file and sample when the
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -130,3 +131,78 @@ def test_weights_without_ids_beside_a_reference_with_ids_are_refused(tmp_path, i
 def test_a_missing_weights_file_is_an_error_at_its_key(tmp_path):
     with pytest.raises(DataError, match="data.weights: no such data file"):
         evalkit.run(config(str(tmp_path / "nowhere.csv")))
+
+
+# ------------------------------------------- sample_weight= from Python: evaluate() and the Evaluator (issue 23)
+
+RNG = np.random.default_rng(23)
+REF, PRED = RNG.random((6, 3)), RNG.random((6, 3))
+WEIGHTS = RNG.random(6) * 2
+
+
+def doors():
+    """Every Python door that takes ``sample_weight=``: each call scores (REF, PRED)."""
+    return {
+        "evaluate": lambda **kw: evalkit.evaluate(REF, PRED, **kw),
+        "Evaluator.update": lambda **kw: evalkit.Evaluator().update(REF, PRED, **kw).values(),
+        "DataFrames with ids": lambda **kw: evalkit.evaluate(
+            pd.DataFrame(REF, index=list("abcdef")), pd.DataFrame(PRED, index=list("abcdef")), **kw),
+    }
+
+
+def with_one(value, at=2):
+    weights = WEIGHTS.copy()
+    weights[at] = value
+    return weights
+
+
+@pytest.mark.parametrize("door", sorted(doors()))
+@pytest.mark.parametrize(("weights", "message"), [
+    # A 2-D array of the right total size was flattened without a word.
+    (WEIGHTS[:, None], r"^sample_weight: expected a 1-D array of one weight per sample, got an array of shape \(6, 1\); "
+                       r"pass np.ravel\(sample_weight\) if it holds one weight per sample in their order$"),
+    (WEIGHTS.reshape(2, 3), r"got an array of shape \(2, 3\); pass np.ravel\(sample_weight\)"),
+    # Complex weights lost their imaginary part with only numpy's ComplexWarning.
+    (WEIGHTS + 1j, r"^sample_weight: complex data not supported \(complex128\); .* pass np.real\(x\) or np.abs\(x\)"),
+    (WEIGHTS.astype(np.complex64), r"^sample_weight: complex data not supported \(complex64\)"),
+    # A scalar read as "1 weights for 6 samples".
+    (2.0, r"^sample_weight: expected an array of one weight per sample, got the scalar 2$"),
+    (list("abcdef"), r"^sample_weight: expected one number per sample$"),
+    (WEIGHTS[:5], r"^sample_weight: 5 weights for 6 samples; give one weight per sample$"),
+    # NaN, ±inf and negative weights were refused without saying where.
+    (with_one(np.nan), r"the weight of sample {where} is nan; weights must be finite numbers >= 0 \(1 are not\)$"),
+    (with_one(np.inf), r"the weight of sample {where} is inf; weights must be finite numbers >= 0"),
+    (with_one(-np.inf), r"the weight of sample {where} is -inf; weights must be finite numbers >= 0"),
+    (with_one(-0.5), r"the weight of sample {where} is -0.5; weights must be finite numbers >= 0"),
+])
+def test_a_bad_sample_weight_from_python_is_one_data_error_naming_it(door, weights, message):
+    """Each refusal names ``sample_weight``, what is wrong and the sample (its id where the data
+    has ids, else its index) or the fix; none is preceded by a numpy warning."""
+    where = "'c'" if door == "DataFrames with ids" else "at index 2"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a ComplexWarning here would be the cast this refusal replaces
+        with pytest.raises(DataError, match=message.replace("{where}", where)):
+            doors()[door](sample_weight=weights)
+
+
+@pytest.mark.parametrize("door", sorted(doors()))
+def test_weights_as_lists_booleans_integers_and_float32_read_as_float64(door):
+    """What is read: a list, booleans (0/1, as scikit-learn reads them), integers, float32 and
+    an object array of numbers all give the values of the same weights as float64, bit for bit
+    (the same float64 input, the same code)."""
+    call = doors()[door]
+    counts = np.array([0, 1, 2, 3, 1, 0])
+    expected = call(sample_weight=counts.astype(np.float64))
+    for weights in (counts.tolist(), counts.astype(np.uint8), counts.astype(np.int64), counts.astype(np.float32),
+                    counts.astype(object)):
+        assert call(sample_weight=weights) == expected, type(weights)
+    assert call(sample_weight=counts > 0) == call(sample_weight=(counts > 0).astype(np.float64))
+
+
+def test_a_refused_weight_leaves_the_evaluator_as_it_was():
+    ev = evalkit.Evaluator().update(REF, PRED, sample_weight=WEIGHTS)
+    before = ev.values()
+    for weights in (WEIGHTS[:, None], WEIGHTS + 1j, with_one(np.nan), WEIGHTS[:5]):
+        with pytest.raises(DataError, match="^sample_weight: "):
+            ev.update(REF, PRED, sample_weight=weights)
+    assert ev.values() == before  # the same state, read twice: the same floats
