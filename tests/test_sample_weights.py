@@ -206,3 +206,18 @@ def test_a_refused_weight_leaves_the_evaluator_as_it_was():
         with pytest.raises(DataError, match="^sample_weight: "):
             ev.update(REF, PRED, sample_weight=weights)
     assert ev.values() == before  # the same state, read twice: the same floats
+
+
+def test_all_zero_weights_are_refused_by_evaluate_and_add_nothing_to_an_evaluator():
+    """evaluate() sees all the data: weights that are all 0 gave zero_division's value without a
+    word, where a config's weights and scikit-learn refuse them. A batch of weight 0 in an
+    Evaluator's stream (a padded last batch) adds nothing: the values of the other batches
+    (1e-12 relative: the batches are summed in one chunk, in another grouping)."""
+    zeros = np.zeros(6)
+    for call in doors()["evaluate"], doors()["DataFrames with ids"]:
+        with pytest.raises(DataError, match=r"^sample_weight: every weight is 0, so no sample would count; give some "
+                                            r"sample a weight > 0$"):
+            call(sample_weight=zeros)
+    alone = evalkit.Evaluator().update(REF, PRED, sample_weight=WEIGHTS).values()
+    padded = evalkit.Evaluator().update(PRED, REF, sample_weight=zeros).update(REF, PRED, sample_weight=WEIGHTS).values()
+    assert padded == pytest.approx(alone, rel=1e-12)
