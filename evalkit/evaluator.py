@@ -37,7 +37,7 @@ from evalkit.results import Results, Row
 from evalkit.sources import load_source
 from evalkit.state import State
 from evalkit.table import CHUNK_ROWS
-from evalkit.weights import sample_weights
+from evalkit.weights import batch_weights
 
 
 class Evaluator:
@@ -111,7 +111,7 @@ class Evaluator:
         (scikit-learn's). Returns the evaluator, so calls chain."""
         ref = self._joined(self._load(reference, "reference", ids))
         pred = align(ref, self._load(prediction, "prediction", ids), self.missing, python=True)  # type: ignore[type-var]
-        weights = None if sample_weight is None else sample_weights(sample_weight, len(ref), ids=ref.ids)
+        weights = None if sample_weight is None else batch_weights(sample_weight, ref)
         refused = unweighted(self.axes.data_metrics) if weights is not None else None
         if refused:
             raise DataError(refused)

@@ -13,18 +13,38 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.arrays import check_real, host_array
+from evalkit.arrays import check_real, from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 
 
 def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> np.ndarray:
-    """The weights in the reference's sample order, float64, checked finite and >= 0.
+    """The weights in the reference's sample order, float64, checked finite and >= 0, not all 0.
 
     The source holds one value column (its name is free: ``weight``, ``w``); rows are matched
     by id when both sides have ids and by position when neither has, as for a system's file.
     """
+    values = _matched(weights, reference)
+    if not values.any():
+        raise DataError(f"{weights.source}: every weight is 0, so no sample would count")
+    return values
+
+
+def batch_weights(sample_weight: Any, reference: LabelMatrix | ItemSets) -> np.ndarray:
+    """A batch's ``sample_weight=`` in the reference's sample order: a pandas Series (or
+    one-column DataFrame) indexed by sample id is matched by id, as a weights file is (a
+    shuffled Series was applied by position); anything else (:func:`sample_weights`) by position."""
+    if is_pandas(sample_weight):
+        weights = from_pandas(sample_weight, "sample_weight")
+        if weights.ids is not None:
+            return _matched(weights, reference, python=True)
+    return sample_weights(sample_weight, len(reference), ids=reference.ids)
+
+
+def _matched(weights: LabelMatrix, reference: LabelMatrix | ItemSets, python: bool = False) -> np.ndarray:
+    """The one value column of ``weights`` aligned to the reference's samples, checked finite
+    and >= 0; ``python``: messages name keyword arguments."""
     if len(weights.classes) != 1:
         raise DataError(
             f"{weights.source}: sample weights take one value column (and an id column), but it has "
@@ -32,11 +52,9 @@ def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> 
         )
     # Matched like a system's file with the one column of the reference's stand-in.
     stand_in = LabelMatrix(np.zeros((len(reference), 1)), weights.classes, reference.ids, reference.source)
-    values = np.asarray(align(stand_in, weights).values[:, 0], dtype=np.float64)
+    values = np.asarray(align(stand_in, weights, "required", python).values[:, 0], dtype=np.float64)
     ids = reference.ids
     _check_finite(values, weights.source, lambda i: repr(ids[i]) if ids is not None else repr(f"row {i + 1}"))
-    if not values.any():
-        raise DataError(f"{weights.source}: every weight is 0, so no sample would count")
     return values
 
 

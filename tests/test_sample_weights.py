@@ -221,3 +221,45 @@ def test_all_zero_weights_are_refused_by_evaluate_and_add_nothing_to_an_evaluato
     alone = evalkit.Evaluator().update(REF, PRED, sample_weight=WEIGHTS).values()
     padded = evalkit.Evaluator().update(PRED, REF, sample_weight=zeros).update(REF, PRED, sample_weight=WEIGHTS).values()
     assert padded == pytest.approx(alone, rel=1e-12)
+
+
+def test_a_weight_series_indexed_by_sample_id_is_matched_by_id():
+    """A pandas Series of weights indexed by sample id was applied by position: shuffled, it
+    weighed other samples. It is matched to the reference's samples by id, as a weights file is
+    (the same float64 weights in the same order as the array: the same values, bit for bit); a
+    Series with pandas' default index is read by position, as an array is."""
+    ids = list("abcdef")
+    ref, pred = pd.DataFrame(REF, index=ids), pd.DataFrame(PRED, index=ids)
+    series = pd.Series(WEIGHTS, index=ids)
+    by_position = evalkit.evaluate(ref, pred, sample_weight=WEIGHTS)
+    for seed in range(3):
+        shuffled = series.sample(frac=1, random_state=seed)
+        assert evalkit.evaluate(ref, pred, sample_weight=shuffled) == by_position
+        assert evalkit.Evaluator().update(ref, pred, sample_weight=shuffled.to_frame("w")).values() == \
+            evalkit.Evaluator().update(ref, pred, sample_weight=WEIGHTS).values()
+    assert evalkit.evaluate(ref, pred, sample_weight=pd.Series(WEIGHTS)) == by_position
+    nan = series.copy()
+    nan["d"] = np.nan
+    cases = [
+        (series.drop("a").iloc[::-1], r"^sample_weight: missing 1 reference id\(s\): 'a' \(reference: reference\)$"),
+        (series.rename(index={"b": "x"}), r"^sample_weight: missing 1 reference id\(s\): 'b'; 1 id\(s\) not in the "
+                                          r"reference: 'x'"),
+        (nan.iloc[::-1], r"^sample_weight: the weight of sample 'd' is nan; weights must be finite numbers >= 0"),
+        (series.to_frame().assign(other=1.0), r"^sample_weight: sample weights take one value column"),
+    ]
+    for weights, message in cases:
+        with pytest.raises(DataError, match=message):
+            evalkit.evaluate(ref, pred, sample_weight=weights)
+    with pytest.raises(DataError, match=r"^reference: no sample ids, but sample_weight has them, so rows cannot be "
+                                        r"matched by name"):
+        evalkit.evaluate(REF, PRED, sample_weight=series)
+
+
+def test_a_weights_file_missing_a_sample_is_not_told_to_set_missing_empty(tmp_path):
+    """`missing: empty` makes an absent prediction empty; a weight has no empty value, so the
+    advice led nowhere (the run still failed)."""
+    path = tmp_path / "weights.csv"
+    path.write_text("segment,weight\ncafe01_000,1\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"weights.csv: missing \d+ reference id\(s\): .* \(reference: ") as caught:
+        evalkit.run(config(str(path)))
+    assert "missing: empty" not in str(caught.value)
