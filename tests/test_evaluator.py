@@ -482,7 +482,7 @@ def test_complex_memberships_are_refused_before_any_cast_naming_the_input():
         (lambda: evalkit.evaluate(pd.DataFrame(ref, columns=["a", "b", "c"]), frame),
          r"^prediction: column 'b': complex data not supported \(complex128\)"),
         (lambda: evalkit.evaluate(ref.tolist(), [[complex(v, 1) for v in row] for row in pred]),
-         r"^prediction: inline values must be numbers .* every cell is a real number"),
+         r"^prediction: inline values must be real numbers .*; row 1, class '0' holds \(0\.\d+\+1j\) \(complex\)$"),
     ]
     for call, message in cases:
         with warnings.catch_warnings():
@@ -490,6 +490,25 @@ def test_complex_memberships_are_refused_before_any_cast_naming_the_input():
             with pytest.raises(DataError, match=message):
                 call()
     assert ev.values() == before  # the same state read twice: the same floats
+
+
+def test_cells_that_are_not_numbers_are_named():
+    """Lists of rows and object arrays that are not a matrix of real numbers were refused with
+    "check the row lengths and that every cell is a number": now the first short row or odd
+    cell is named (its row from 1 and its class, as the NaN and [0, 1] messages name cells)."""
+    ref = np.random.default_rng(25).random((3, 3))
+    cases = [
+        ([[0.5, 0, 0], [0, "a", 0], [0, 0, 0]], r"row 2, class '1' holds 'a' \(str\)$"),
+        (np.array([[0.5, 0, 0], [0, 0, 0], [0, 0, {"p": 1}]], dtype=object), r"row 3, class '2' holds \{'p': 1\} \(dict\)$"),
+        ([[0.5, 0, 0], [0, 0], [0, 0, 0]], r"row 2 has 2 values, row 1 has 3$"),
+        ([[10**400, 0, 0], [0, 0, 0], [0, 0, 0]], r"row 1, class '0' holds 1000.*\(321 more characters\) \(int\)$"),
+        ({"values": [[0, "q", 0]] * 3, "classes": ["a", "b", "c"]}, r"row 1, class 'b' holds 'q' \(str\)$"),
+        (object(), r"got <object object at .*> \(object\)$"),
+    ]
+    for prediction, where in cases:
+        with pytest.raises(DataError, match=r"^prediction: inline values must be real numbers \(within the float64 "
+                                            r"range\) in rows of equal length \(a list of lists\); " + where):
+            evalkit.evaluate(ref, prediction)
 
 
 @settings(max_examples=examples(80), deadline=None)
