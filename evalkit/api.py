@@ -66,7 +66,7 @@ def evaluate(
         classes=classes, zero_division=zero_division, clip=clip, missing=missing, registry=registry,
     )
     evaluator.update(reference, prediction, sample_weight=sample_weight)
-    if evaluator.state().n_samples == 0:  # the weights' sum: all the data, and none of it counts
+    if sample_weight is not None and evaluator.state().n_samples == 0:  # the weights' sum: none counts
         raise DataError("sample_weight: every weight is 0, so no sample would count; give some sample a weight > 0")
     values = evaluator.values()
     out: dict[str, Any] = {}

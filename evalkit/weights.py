@@ -1,6 +1,6 @@
 """Sample weights, from a data source (``data: weights:`` in a config) or from Python
 (``sample_weight=``): one finite number >= 0 per sample, matched to the reference's samples by
-id (a file's rows) or by position (an array).
+id (a file's rows, a pandas Series indexed by id) or by position (an array, a list, a tensor).
 
 A weight of k counts a sample k times in every sum, as scikit-learn's ``sample_weight``: set
 metrics, data metrics that take weights, bootstrap resamples and paired tests alike.
