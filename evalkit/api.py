@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
 
 from evalkit.config import EngineConfig, RunConfig, Spec, load_config
-from evalkit.errors import ConfigError, ReportError
+from evalkit.errors import ConfigError, DataError, ReportError
 from evalkit.evaluator import Evaluator
 from evalkit.execute import execute
 from evalkit.keywords import suggest_keywords
@@ -65,7 +65,10 @@ def evaluate(
         representation=representation, tnorm=tnorm, similarity=similarity, averaging=averaging, metrics=metrics,
         classes=classes, zero_division=zero_division, clip=clip, missing=missing, registry=registry,
     )
-    values = evaluator.update(reference, prediction, sample_weight=sample_weight).values()
+    evaluator.update(reference, prediction, sample_weight=sample_weight)
+    if sample_weight is not None and evaluator.state().n_samples == 0:  # the weights' sum: none counts
+        raise DataError("sample_weight: every weight is 0, so no sample would count; give some sample a weight > 0")
+    values = evaluator.values()
     out: dict[str, Any] = {}
     for measure, value in values.items():
         if measure.single:

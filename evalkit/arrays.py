@@ -35,6 +35,17 @@ def host_array(value: Any, where: str) -> Any:
     return value
 
 
+def check_real(dtype: Any, where: str, error: type[Exception] = DataError) -> None:
+    """Refuse complex numbers before anything converts them to float, which keeps the real part
+    with only NumPy's ComplexWarning. ``error`` is the exception raised (evalkit.metrics raises
+    scikit-learn's ValueError)."""
+    if dtype.kind == "c":
+        raise error(
+            f"{where}: complex data not supported ({dtype}); labels are real numbers or strings, memberships, "
+            "scores and weights real numbers: pass np.real(x) or np.abs(x), whichever the numbers mean"
+        )
+
+
 def is_pandas(value: Any) -> bool:
     return type(value).__module__.split(".")[0] == "pandas" and hasattr(value, "index")
 
@@ -53,6 +64,8 @@ def from_pandas(value: Any, where: str) -> LabelMatrix:
             f"{where}: column(s) {', '.join(map(repr, map(str, numeric[:5])))} of the DataFrame are not numbers; "
             "every column is a class (put sample ids in the index: frame.set_index('id'))"
         )
+    for column, dtype in frame.dtypes.items():
+        check_real(dtype, f"{where}: column {str(column)!r}")
     index = frame.index
     default = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
     ids = None if default else tuple(str(i).strip() for i in index)

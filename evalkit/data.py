@@ -224,8 +224,10 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
     position when neither has) and its columns in the reference's class order. Ids on one side
     only, a missing or extra class or id, or an id twice on either side, is an error naming it;
     with ``missing="empty"`` a reference id absent from the prediction is an empty prediction
-    (ids only in the prediction are added to the reference first: :func:`with_empty_samples`).
-    ``python``: the messages name keyword arguments (``missing="empty"``), not config keys.
+    (ids only in the prediction are added to the reference first: :func:`with_empty_samples`);
+    ``missing="required"`` refuses it without offering ``missing="empty"`` (a sample weight has
+    no empty value). ``python``: the messages name keyword arguments (``missing="empty"``), not
+    config keys.
     """
     prediction = match_classes(reference, named_as_reference(reference, prediction), python)
     for side in (reference, prediction):  # whatever the order: a repeated id scores a sample twice
@@ -255,11 +257,11 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str, 
         parts = []
         if absent and missing != "empty":
             argument = 'missing="empty"'
-            parts.append(
-                f"missing {len(absent)} reference id(s): {', '.join(map(repr, absent[:MAX_LISTED]))} "
-                f"(set {setting(python, argument, 'missing: empty')} if an absent sample means an empty "
-                "prediction)"
+            advice = (
+                f" (set {setting(python, argument, 'missing: empty')} if an absent sample means an empty prediction)"
+                if missing == "error" else ""
             )
+            parts.append(f"missing {len(absent)} reference id(s): {', '.join(map(repr, absent[:MAX_LISTED]))}{advice}")
         if extra:
             parts.append(f"{len(extra)} id(s) not in the reference: {', '.join(map(repr, extra[:MAX_LISTED]))}")
         raise DataError(f"{prediction.source}: " + "; ".join(parts) + f" (reference: {reference.source})")

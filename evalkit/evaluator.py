@@ -37,7 +37,7 @@ from evalkit.results import Results, Row
 from evalkit.sources import load_source
 from evalkit.state import State
 from evalkit.table import CHUNK_ROWS
-from evalkit.weights import check_total
+from evalkit.weights import batch_weights
 
 
 class Evaluator:
@@ -111,7 +111,7 @@ class Evaluator:
         (scikit-learn's). Returns the evaluator, so calls chain."""
         ref = self._joined(self._load(reference, "reference", ids))
         pred = align(ref, self._load(prediction, "prediction", ids), self.missing, python=True)  # type: ignore[type-var]
-        weights = _weights(sample_weight, len(ref))
+        weights = None if sample_weight is None else batch_weights(sample_weight, ref)
         refused = unweighted(self.axes.data_metrics) if weights is not None else None
         if refused:
             raise DataError(refused)
@@ -272,17 +272,3 @@ def _key(combination: Combination) -> str:
     rep, tnorm, similarity = combination
     return json.dumps([rep.label, tnorm.label if tnorm else None, similarity.label if similarity else None])
 
-
-def _weights(sample_weight: Any, n: int) -> np.ndarray | None:
-    if sample_weight is None:
-        return None
-    try:
-        weights = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise DataError("sample_weight: expected one number per sample") from None
-    if len(weights) != n:
-        raise DataError(f"sample_weight: {len(weights)} weights for {n} samples")
-    if not np.isfinite(weights).all() or (weights < 0).any():
-        raise DataError("sample_weight: weights must be finite and >= 0")
-    check_total(weights, "sample_weight", lambda row: f"row {row + 1}")
-    return weights

@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from evalkit import keywords
-from evalkit.arrays import host_array
+from evalkit.arrays import check_real, host_array
 from evalkit.config import Spec
 from evalkit.errors import DataError
 from evalkit.evaluator import Evaluator
 from evalkit.keywords import suggest_keywords
+from evalkit.weights import sample_weights
 
 __all__ = [
     "InputTypeError",
@@ -114,10 +115,7 @@ def _check_values(y: np.ndarray, name: str) -> None:
     reductions (NaN and ±inf reach the minimum or the maximum), without a copy."""
     if y.ndim == 2 and y.shape[1] == 0:
         raise ValueError(f"{name}: a matrix without columns (shape {y.shape}); give one column per label")
-    if y.dtype.kind == "c":
-        raise ValueError(
-            f"{name}: complex data not supported; labels are real numbers or strings, memberships and scores real numbers"
-        )
+    check_real(y.dtype, name, ValueError)
     if y.dtype.kind == "f" and y.size and not (np.isfinite(y.min()) and np.isfinite(y.max())):
         bad = ~np.isfinite(y)
         what = "NaN" if np.isnan(y[bad][0]) else "infinity"
@@ -159,31 +157,11 @@ def _is_soft(y: np.ndarray) -> bool:
 
 
 def _weights(sample_weight: Any, n: int, nonzero: bool = True, column: bool = False) -> np.ndarray | None:
-    """One finite weight >= 0 per sample, in a 1-D array (or an (n, 1) column where ``column``,
-    as scikit-learn's average_precision_score takes it), not all 0 (as scikit-learn asks)
-    unless ``nonzero`` is False."""
+    """One finite weight >= 0 per sample (:func:`~evalkit.weights.sample_weights`, raising
+    scikit-learn's kinds of error), not all 0 (as scikit-learn asks) unless ``nonzero`` is False."""
     if sample_weight is None:
         return None
-    try:
-        weights = np.asarray(host_array(sample_weight, "sample_weight"), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputTypeError("sample_weight: expected one number per sample") from None
-    if weights.ndim == 0:
-        raise InputTypeError(f"sample_weight: expected an array of one weight per sample, got the scalar {weights:g}")
-    if column and weights.ndim == 2 and weights.shape[1] == 1:
-        weights = weights[:, 0]
-    if weights.ndim != 1:
-        raise ValueError(
-            f"sample_weight: expected a 1-D array of one weight per sample, got an array of shape {weights.shape}"
-        )
-    if len(weights) != n:
-        raise ValueError(f"sample_weight.shape == ({len(weights)},), expected ({n},)!")
-    if not np.isfinite(weights).all():
-        raise ValueError("Input sample_weight contains NaN or infinity.")
-    if (weights < 0).any():
-        raise ValueError(
-            f"sample_weight: evalkit takes weights >= 0 (a sample of weight k counts k times); got {weights.min():g}"
-        )
+    weights = sample_weights(sample_weight, n, column=column, error=ValueError, type_error=InputTypeError)
     if nonzero and not weights.any():
         raise ValueError("Sample weights must contain at least one non-zero number.")
     return weights

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.arrays import from_pandas, host_array, is_pandas
+from evalkit.arrays import check_real, from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix, listed, named, unnamed
 from evalkit.errors import DataError, shortened
 from evalkit.items import ItemSets
@@ -228,13 +228,15 @@ def _from_mapping(source: dict[str, Any], where: str) -> LabelMatrix:
 
 
 def _from_rows(rows: Any, classes: Any, ids: Any, where: str) -> LabelMatrix:
+    if isinstance(rows, np.ndarray):  # a list of complex numbers fails the conversion below
+        check_real(rows.dtype, where)
     keep = isinstance(rows, np.ndarray) and rows.dtype in (np.float32, np.float64)
     try:
         values = rows if keep else np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
         raise DataError(
-            f"{where}: inline values must be numbers in rows of equal length (a list of lists); "
-            f"check the row lengths and that every cell is a number within the float64 range"
+            f"{where}: inline values must be real numbers (within the float64 range) in rows of equal length "
+            f"(a list of lists); {_not_a_matrix(rows, classes)}"
         ) from None
     if values.ndim == 1:
         values = values[:, None]
@@ -242,3 +244,23 @@ def _from_rows(rows: Any, classes: Any, ids: Any, where: str) -> LabelMatrix:
         raise DataError(f"{where}: inline values must be a list of rows; got {values.ndim} dimensions")
     names = tuple(map(str, classes)) if classes is not None else unnamed(values.shape[1])
     return LabelMatrix(values, names, tuple(map(str, ids)) if ids is not None else None, where)
+
+
+def _not_a_matrix(rows: Any, classes: Any) -> str:
+    """Where ``rows`` stop being a matrix of numbers: the first row of another length, or the
+    first cell that is not a real number, named as :meth:`LabelMatrix.where` names cells.
+    Searched only once the conversion has failed."""
+    if not isinstance(rows, (list, tuple, np.ndarray)):
+        return f"got {shortened(repr(rows), 80)} ({type(rows).__name__})"
+    rows = [list(row) if isinstance(row, (list, tuple, np.ndarray)) else [row] for row in rows]
+    names = list(map(str, classes)) if classes is not None else None
+    for i, row in enumerate(rows):
+        if len(row) != len(rows[0]):
+            return f"row {i + 1} has {len(row)} values, row 1 has {len(rows[0])}"
+        for j, cell in enumerate(row):
+            try:
+                float(cell)
+            except (TypeError, ValueError, OverflowError):
+                name = names[j] if names is not None and j < len(names) else str(j)
+                return f"row {i + 1}, class {name!r} holds {shortened(repr(cell), 80)} ({type(cell).__name__})"
+    return "check the row lengths and that every cell is a real number"

@@ -96,8 +96,9 @@ def _is_sum(value: Any) -> bool:
 def _host64(value: Any, where: str) -> Any:
     """A batch on the host: a tensor (any device, gradients or not, any numeric dtype) or an
     array as a float64 NumPy array, so every sum is exact to float64 rounding; anything else
-    (lists of rows, DataFrames) as it is, for the Evaluator to read."""
-    if isinstance(value, torch.Tensor):
+    (lists of rows, DataFrames) as it is, for the Evaluator to read. Complex tensors stay
+    complex, for the Evaluator to refuse (a cast would keep the real part with a warning)."""
+    if isinstance(value, torch.Tensor) and not value.is_complex():
         return value.detach().to(device="cpu", dtype=torch.float64).numpy()
     value = host_array(value, where)
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":

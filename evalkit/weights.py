@@ -1,5 +1,6 @@
-"""Sample weights from a data source (``data: weights:`` in a config): one number per sample,
-matched to the reference's samples by id, like a system's rows.
+"""Sample weights, from a data source (``data: weights:`` in a config) or from Python
+(``sample_weight=``): one finite number >= 0 per sample, matched to the reference's samples by
+id (a file's rows, a pandas Series indexed by id) or by position (an array, a list, a tensor).
 
 A weight of k counts a sample k times in every sum, as scikit-learn's ``sample_weight``: set
 metrics, data metrics that take weights, bootstrap resamples and paired tests alike.
@@ -7,10 +8,12 @@ metrics, data metrics that take weights, bootstrap resamples and paired tests al
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from evalkit.arrays import check_real, from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
@@ -20,7 +23,6 @@ from evalkit.items import ItemSets
 #: count and F's factor 2, none near 2**64, so no sum overflows; real weights never come close.
 MAX_TOTAL = float(np.finfo(np.float64).max) / 2.0**64
 
-
 def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> np.ndarray:
     """The weights in the reference's sample order, float64, checked finite, >= 0, not all 0 and
     adding up to at most :data:`MAX_TOTAL`.
@@ -28,6 +30,28 @@ def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> 
     The source holds one value column (its name is free: ``weight``, ``w``); rows are matched
     by id when both sides have ids and by position when neither has, as for a system's file.
     """
+    values = _matched(weights, reference)
+    if not values.any():
+        raise DataError(f"{weights.source}: every weight is 0, so no sample would count")
+    return values
+
+
+def batch_weights(sample_weight: Any, reference: LabelMatrix | ItemSets) -> np.ndarray:
+    """A batch's ``sample_weight=`` in the reference's sample order: a pandas Series (or
+    one-column DataFrame) indexed by sample id is matched by id, as a weights file is (a
+    shuffled Series was applied by position); anything else (:func:`sample_weights`) by position."""
+    if is_pandas(sample_weight):
+        weights = from_pandas(sample_weight, "sample_weight")
+        if weights.ids is not None:
+            return _matched(weights, reference, python=True)
+    values = sample_weights(sample_weight, len(reference), ids=reference.ids)
+    _check_total(values, "sample_weight", _namer(reference.ids))
+    return values
+
+
+def _matched(weights: LabelMatrix, reference: LabelMatrix | ItemSets, python: bool = False) -> np.ndarray:
+    """The one value column of ``weights`` aligned to the reference's samples, checked finite
+    and >= 0; ``python``: messages name keyword arguments."""
     if len(weights.classes) != 1:
         raise DataError(
             f"{weights.source}: sample weights take one value column (and an id column), but it has "
@@ -35,33 +59,71 @@ def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> 
         )
     # Matched like a system's file with the one column of the reference's stand-in.
     stand_in = LabelMatrix(np.zeros((len(reference), 1)), weights.classes, reference.ids, reference.source)
-    values = np.asarray(align(stand_in, weights).values[:, 0], dtype=np.float64)
-    bad = ~np.isfinite(values) | (values < 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise DataError(
-            f"{weights.source}: the weight of sample {_sample(reference, i)!r} is {float(values[i])!r}; weights must be "
-            f"finite numbers >= 0 ({int(bad.sum())} are not)"
-        )
-    if not values.any():
-        raise DataError(f"{weights.source}: every weight is 0, so no sample would count")
-    check_total(values, weights.source, lambda i: _sample(reference, i))
+    values = np.asarray(align(stand_in, weights, "required", python).values[:, 0], dtype=np.float64)
+    sample = _namer(reference.ids)
+    _check_finite(values, weights.source, sample)
+    _check_total(values, weights.source, sample)
     return values
 
 
-def check_total(values: np.ndarray, source: str, sample: Callable[[int], str]) -> None:
-    """Refuse weights adding up to more than :data:`MAX_TOTAL`, naming the ``sample`` (a name
-    for a row) at which their running total passes it."""
+def _namer(ids: Sequence[str] | None) -> Callable[[int], str]:
+    """How a message names the sample of a row: its id, else its row number."""
+    return lambda i: repr(ids[i]) if ids is not None else repr(f"row {i + 1}")
+
+
+def sample_weights(
+    sample_weight: Any, n: int, *, ids: Sequence[str] | None = None, column: bool = False,
+    error: type[Exception] = DataError, type_error: type[Exception] = DataError,
+) -> np.ndarray:
+    """``sample_weight`` given from Python (a list, an array, a tensor) for ``n`` samples: a 1-D
+    array (or an (n, 1) column where ``column``, as scikit-learn's average_precision_score reads
+    it) of finite numbers >= 0, as float64. A 2-D array is never flattened, nor a complex one
+    cut to its real part. A bad weight is named by its sample's id in ``ids``, else its index.
+    ``error`` and ``type_error`` are the exceptions raised (evalkit.metrics raises the kinds
+    scikit-learn raises: a ValueError, or a TypeError for a scalar or text)."""
+    try:
+        raw = np.asarray(host_array(sample_weight, "sample_weight"))
+        weights = raw if raw.dtype.kind == "c" else raw.astype(np.float64, copy=False)
+    except (TypeError, ValueError, OverflowError):
+        raise type_error("sample_weight: expected one number per sample") from None
+    check_real(weights.dtype, "sample_weight", error)
+    if weights.ndim == 0:
+        raise type_error(f"sample_weight: expected an array of one weight per sample, got the scalar {weights:g}")
+    if column and weights.ndim == 2 and weights.shape[1] == 1:
+        weights = weights[:, 0]
+    if weights.ndim != 1:
+        raise error(
+            f"sample_weight: expected a 1-D array of one weight per sample, got an array of shape {weights.shape}; "
+            "pass np.ravel(sample_weight) if it holds one weight per sample in their order"
+        )
+    if len(weights) != n:
+        raise error(f"sample_weight: {len(weights)} weights for {n} samples; give one weight per sample")
+    _check_finite(weights, "sample_weight", lambda i: repr(ids[i]) if ids is not None else f"at index {i}", error)
+    return weights
+
+
+def _check_finite(
+    values: np.ndarray, where: str, sample: Callable[[int], str], error: type[Exception] = DataError,
+) -> None:
+    """Every weight finite and >= 0, or an error naming the first other one by ``sample(i)``."""
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise error(
+            f"{where}: the weight of sample {sample(i)} is {float(values[i])!r}; weights must be finite "
+            f"numbers >= 0 ({int(bad.sum())} are not)"
+        )
+
+
+def _check_total(values: np.ndarray, where: str, sample: Callable[[int], str]) -> None:
+    """Refuse weights adding up to more than :data:`MAX_TOTAL`, naming by ``sample(i)`` the
+    sample at which their running total passes it."""
     with np.errstate(over="ignore"):
         beyond = ~(np.cumsum(values) <= MAX_TOTAL)  # an overflow to inf included
     if beyond.any():
         i = int(np.argmax(beyond))
         raise DataError(
-            f"{source}: the weights add up to more than {MAX_TOTAL:.3g} at sample {sample(i)!r} (weight "
+            f"{where}: the weights add up to more than {MAX_TOTAL:.3g} at sample {sample(i)} (weight "
             f"{float(values[i])!r}), so the run's sums could overflow; divide every weight by the same factor "
             "(no ratio changes)"
         )
-
-
-def _sample(reference: LabelMatrix | ItemSets, row: int) -> str:
-    return reference.ids[row] if reference.ids is not None else f"row {row + 1}"

@@ -5,6 +5,8 @@ data enters by name (DataFrame columns and index), never silently by position.""
 from __future__ import annotations
 
 import pickle
+import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -455,3 +457,110 @@ def test_item_batches_join_by_class_and_a_class_a_batch_never_mentions_is_empty(
     with pytest.raises(DataError, match=r"^reference has 3 classes \('a', 'b', 'c'\), but the evaluation state it joins "
                                         r"has 2 classes \('a', 'b'\): a different number of classes"):
         ev.update([{"a": ["x"], "b": ["y"], "c": ["z"]}], [{"a": ["x"], "b": ["y"], "c": ["z"]}])
+
+
+# ------------------------------------------------ what a batch's arrays may hold (issue 23)
+
+REAL_DTYPES = [bool, np.uint8, np.int8, np.int64, np.uint64, np.float16, np.float64, object]
+COMPLEX_DTYPES = [np.complex64, np.complex128]
+
+
+def test_complex_memberships_are_refused_before_any_cast_naming_the_input():
+    """Complex memberships or scores were cut to their real part with only numpy's
+    ComplexWarning (an imaginary part of 1 changed nothing). Now each door refuses them before
+    a cast, naming the side (and a DataFrame's column), and a refused batch changes nothing."""
+    rng = np.random.default_rng(23)
+    ref, pred = rng.random((8, 3)), rng.random((8, 3))
+    ev = evalkit.Evaluator(metrics=["f1", "kld"]).update(ref, pred)
+    before = ev.values()
+    frame = pd.DataFrame(pred, columns=["a", "b", "c"]).astype({"b": np.complex128})
+    cases = [
+        (lambda: evalkit.evaluate(ref + 0j, pred), r"^reference: complex data not supported \(complex128\); labels are "
+         r"real numbers or strings, memberships, scores and weights real numbers: pass np.real\(x\) or np.abs\(x\)"),
+        (lambda: evalkit.evaluate(ref, (pred + 1j).astype(np.complex64)), r"^prediction: complex data not supported "
+                                                                          r"\(complex64\)"),
+        (lambda: ev.update(ref, pred + 1j), r"^prediction: complex data not supported \(complex128\)"),
+        (lambda: ev.update(ref, pred * (1 + 0j)), r"^prediction: complex data not supported"),
+        (lambda: evalkit.evaluate(pd.DataFrame(ref, columns=["a", "b", "c"]), frame),
+         r"^prediction: column 'b': complex data not supported \(complex128\)"),
+        (lambda: evalkit.evaluate(ref.tolist(), [[complex(v, 1) for v in row] for row in pred]),
+         r"^prediction: inline values must be real numbers .*; row 1, class '0' holds \(0\.\d+\+1j\) \(complex\)$"),
+    ]
+    for call, message in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a ComplexWarning here would be the cast this refusal replaces
+            with pytest.raises(DataError, match=message):
+                call()
+    assert ev.values() == before  # the same state read twice: the same floats
+
+
+def test_cells_that_are_not_numbers_are_named():
+    """Lists of rows and object arrays that are not a matrix of real numbers were refused with
+    "check the row lengths and that every cell is a number": now the first short row or odd
+    cell is named (its row from 1 and its class, as the NaN and [0, 1] messages name cells)."""
+    ref = np.random.default_rng(25).random((3, 3))
+    cases = [
+        ([[0.5, 0, 0], [0, "a", 0], [0, 0, 0]], r"row 2, class '1' holds 'a' \(str\)$"),
+        (np.array([[0.5, 0, 0], [0, 0, 0], [0, 0, {"p": 1}]], dtype=object), r"row 3, class '2' holds \{'p': 1\} \(dict\)$"),
+        ([[0.5, 0, 0], [0, 0], [0, 0, 0]], r"row 2 has 2 values, row 1 has 3$"),
+        ([[10**400, 0, 0], [0, 0, 0], [0, 0, 0]], r"row 1, class '0' holds 1000.*\(321 more characters\) \(int\)$"),
+        ({"values": [[0, "q", 0]] * 3, "classes": ["a", "b", "c"]}, r"row 1, class 'b' holds 'q' \(str\)$"),
+        (object(), r"got <object object at .*> \(object\)$"),
+    ]
+    for prediction, where in cases:
+        with pytest.raises(DataError, match=r"^prediction: inline values must be real numbers \(within the float64 "
+                                            r"range\) in rows of equal length \(a list of lists\); " + where):
+            evalkit.evaluate(ref, prediction)
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(n=st.integers(1, 12), k=st.integers(1, 4), seed=st.integers(0, 2**32 - 1),
+       dtype=st.sampled_from(REAL_DTYPES + COMPLEX_DTYPES), side=st.sampled_from(["reference", "prediction"]),
+       beyond=st.booleans())
+def test_memberships_of_every_dtype_are_read_as_float64_or_refused_saying_where(n, k, seed, dtype, side, beyond):
+    """0/1 memberships (and ranking scores) as booleans, integers of any width, float16, float64
+    or Python numbers in an object array give the values of the same float64 array bit for bit
+    (the same float64 input, the same code); a value beyond 1 (an integer type's largest, which
+    no cast may wrap or saturate) is refused naming the side, the value and its cell; complex
+    arrays are refused naming the side. No dtype is scored after a silent cast."""
+    rng = np.random.default_rng(seed)
+    ref, pred = rng.integers(0, 2, (n, k)).astype(np.float64), rng.integers(0, 2, (n, k)).astype(np.float64)
+    settings_ = dict(tnorm=["minimum", "product"], averaging=["micro", "samples", "none"], metrics=["f1", "kld", "map"])
+    expected = evalkit.Evaluator(**settings_).update(ref, pred).values()
+    drawn = ref if side == "reference" else pred
+    given_ = drawn.astype(dtype)
+    if beyond and dtype is not bool and dtype not in COMPLEX_DTYPES:
+        row, col = int(rng.integers(n)), int(rng.integers(k))
+        largest = 10**30 if dtype is object else (np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else np.finfo(dtype)).max
+        given_[row, col] = largest
+        event("beyond 1")
+        shown = re.escape(f"{float(largest):g}")
+        message = rf"^{side}: 1 value\(s\) outside \[0, 1\], first {shown} at row {row + 1}, class '{col}'\."
+    elif dtype in COMPLEX_DTYPES:
+        message = rf"^{side}: complex data not supported \({np.dtype(dtype)}\)"
+    else:
+        message = None
+    sides = (given_, pred) if side == "reference" else (ref, given_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if message is None:
+            assert evalkit.Evaluator(**settings_).update(*sides).values() == expected
+        else:
+            with pytest.raises(DataError, match=message):
+                evalkit.Evaluator(**settings_).update(*sides)
+
+
+def test_an_empty_batch_is_refused_and_changes_nothing():
+    """A batch of no samples (shape (0, k)) is refused at update, as it is in a first call,
+    rather than adding nothing without a word; the state stays as it was."""
+    rng = np.random.default_rng(24)
+    ref, pred = rng.random((8, 3)), rng.random((8, 3))
+    ev = evalkit.Evaluator().update(ref, pred)
+    before = ev.values()
+    for batch in (np.zeros((0, 3)), pd.DataFrame(np.zeros((0, 3)))):
+        with pytest.raises(DataError, match=r"^reference: no data \(shape \(0, 3\)\); give at least one sample and one class"):
+            ev.update(batch, batch)
+    for batch in (np.zeros((0, 3)), [], pd.DataFrame(np.zeros((0, 3)))):
+        with pytest.raises(DataError, match=r"^reference: no data \(shape \(0, \d\)\); give at least one sample"):
+            evalkit.evaluate(batch, batch)
+    assert ev.values() == before

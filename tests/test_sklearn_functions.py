@@ -425,7 +425,7 @@ def test_keywords_and_errors():
         ekm.f1_score(y_true, y_pred, average="micro", zero_division="sometimes")
     with pytest.raises(ValueError, match="average has to be one of"):
         ekm.f1_score(y_true, y_pred, average="mikro")
-    with pytest.raises(ValueError, match="weights >= 0"):
+    with pytest.raises(ValueError, match="weights must be finite numbers >= 0"):
         ekm.f1_score([0, 1], [0, 1], sample_weight=[-1, 1])
     with pytest.raises(ValueError, match="beta up to"):
         ekm.fbeta_score([0, 1], [0, 1], beta=1e7)

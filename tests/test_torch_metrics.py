@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,38 @@ def test_integer_and_boolean_targets():
     both = np.concatenate([ref > 0.5] * 2).astype(float)
     want = evalkit.evaluate(both, np.concatenate([pred] * 2), averaging="weighted", metrics=["recall"])["recall"]
     assert metric.compute().item() == pytest.approx(want, rel=1e-12)
+
+
+def test_complex_tensors_and_bad_weights_are_refused_as_the_evaluator_refuses_them():
+    """A complex tensor was cast by torch to float64, keeping its real part with a UserWarning.
+    Complex preds, target or weights, and weights in a 2-D tensor (flattened before), of another
+    length or with NaN, are refused with the message the Evaluator gives for the same arrays,
+    and the metric's sums stay as they were."""
+    ref, pred = data(9)
+    weights = np.random.default_rng(9).random(120)
+    metric = FuzzyF1Score(classes=5)
+    metric.update(torch.tensor(pred), torch.tensor(ref))
+    before = metric.compute().item()
+    nan_weight = weights.copy()
+    nan_weight[7] = np.nan
+    cases = [  # (preds, target, sample_weight) as NumPy arrays, given as tensors
+        (pred.astype(np.complex64), ref, None),
+        (pred, ref + 1j, None),
+        (pred, ref, weights[:, None]),
+        (pred, ref, weights.astype(np.complex128)),
+        (pred, ref, weights[:100]),
+        (pred, ref, nan_weight),
+    ]
+    for preds, target, sample_weight in cases:
+        with pytest.raises(DataError) as evaluators:
+            evalkit.Evaluator().update(target, preds, sample_weight=sample_weight)
+        tensor_weight = None if sample_weight is None else torch.from_numpy(sample_weight)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch's complex-to-real warning would be the cast refused here
+            with pytest.raises(DataError) as metrics:
+                metric.update(torch.from_numpy(preds), torch.from_numpy(target), sample_weight=tensor_weight)
+        assert str(metrics.value) == str(evaluators.value)
+    assert metric.compute().item() == before  # the same sums, computed twice: the same float
 
 
 def test_named_metrics_and_what_is_refused():
