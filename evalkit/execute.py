@@ -23,6 +23,7 @@ from evalkit.results import Agreement, Comparison, CurveRow, Row
 from evalkit.sources import load_source, source_path
 from evalkit.streaming import stream_rows
 from evalkit.sweeps import offset
+from evalkit.table import CHUNK_ROWS
 from evalkit.time_units import time_unit_note
 from evalkit.uncertainty import (
     Sample,
@@ -62,12 +63,13 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
         # file reads release the GIL): on two cores hashing costs no time.
         with ThreadPoolExecutor(max_workers=1) as hashing:
             described = [hashing.submit(_described, source) for source in sources]
-            if dask:
-                from evalkit.dask_engine import dask_rows  # Dask is imported only for a Dask run
+            with budget.building(*_partitioned(plan, dask)):
+                if dask:
+                    from evalkit.dask_engine import dask_rows  # Dask is imported only for a Dask run
 
-                out.rows, out.notes = dask_rows(plan, progress)
-            else:
-                out.rows, out.notes = stream_rows(plan, progress)
+                    out.rows, out.notes = dask_rows(plan, progress)
+                else:
+                    out.rows, out.notes = stream_rows(plan, progress)
             out.files = [d for future in described if (d := future.result()) is not None]
         return out
     reference = _load(plan, plan.reference, out)
@@ -100,6 +102,21 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
             lower = {m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")}
             out.agreement = rank_agreement(out.rows, lower)
     return out
+
+
+def _partitioned(plan: Plan, dask: bool) -> tuple[str, str]:
+    """What a streamed or Dask run builds, for :func:`budget.building`: every system's sums, a
+    chunk (a block) of rows at a time, with a replicate of them per Poisson resample; and what
+    grows them, to lower when the memory runs out."""
+    engine = plan.config.engine
+    rows = f"blocks of {engine.partition_rows:,} rows on the Dask cluster" if dask else f"{CHUNK_ROWS:,} rows at a time"
+    what = f"the sums of {', '.join(plan.systems)} ({rows}"
+    lower = "the classes or the components compared" + (", or `engine.partition_rows`" if dask else "")
+    statistics = plan.config.statistics
+    if statistics is not None and statistics.bootstrap is not None:
+        what += f", {budget.amount(statistics.bootstrap.resamples)} Poisson bootstrap resamples"
+        lower = f"`statistics.bootstrap.resamples`, {lower}"
+    return f"{what})", lower
 
 
 def _described(source: Source) -> dict[str, Any] | None:

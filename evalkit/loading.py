@@ -233,6 +233,42 @@ def check_memory(nbytes: int, where: str, what: str) -> None:
         )
 
 
+def read_parquet(path: Path, cell_bytes: int, becoming: str) -> Any:
+    """A Parquet file's columns as a pyarrow Table, read only when they fit: its footer gives
+    their size decompressed (its pages do not: 10,000,000 zeros fit in 8 KB), to which the
+    loader adds what their cells become (``cell_bytes`` each, ``becoming`` in the message: 8
+    for a float64 matrix, more as Python text), and :func:`check_memory` refuses the file before
+    a page is read. A file pyarrow cannot read is a DataError naming it."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    with reading(path):
+        try:
+            meta = pq.read_metadata(path)
+            check_memory(_inflated(meta) + meta.num_rows * meta.num_columns * cell_bytes, str(path),
+                         f"its columns, decompressed, and {becoming},")
+            return pq.read_table(path)
+        except MemoryError:  # pyarrow's ArrowMemoryError is one too: out of memory, not a bad file
+            raise
+        except (pa.ArrowException, ValueError) as exc:
+            raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
+
+
+def _inflated(meta: Any) -> int:
+    """The bytes a file's columns take once read, from its footer: a column of fixed width
+    takes rows x width; a text column its uncompressed pages, and an offset per row."""
+    schema = meta.schema.to_arrow_schema()
+    total = 0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            try:
+                total += group.num_rows * schema.field(c).type.byte_width
+            except ValueError:  # text, or another type without a fixed width
+                total += group.column(c).total_uncompressed_size + 8 * group.num_rows
+    return total
+
+
 @contextmanager
 def reading(path: Path | str) -> Iterator[None]:
     """Turn what goes wrong while reading ``path`` into a DataError naming it: it cannot be read

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from allocation import allocation_peak
 
+import evalkit
+from evalkit import budget
 from evalkit.errors import DataError
 from evalkit_segments.loaders import EventListLoader
-from evalkit_segments.parquet_events import ParquetEventList
+from evalkit_segments.parquet_events import CELL_BYTES, ParquetEventList
 
 
 def events(seed: int, n: int = 300) -> pd.DataFrame:
@@ -64,3 +71,34 @@ def test_the_labels_parameter(tmp_path):
     assert loaded.classes == ("door/bell", "dog", "car", "bird") and all(s[3] == () for s in loaded.samples)
     with pytest.raises(DataError, match="row 1: unknown label"):
         ParquetEventList(ParquetEventList.Params(labels=["x"])).load(tmp_path / "events.parquet", "reference")
+
+
+def test_an_event_list_that_would_not_fit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """The check the Parquet matrices and item lists make (evalkit.plugin.read_parquet): the
+    footer's sizes of the columns decompressed, and every cell as a Python object, against the
+    memory there is. A million events in 13 files, a few MB on disk, would take hundreds of MiB;
+    refused with the file, both figures and the limit, at a traced peak under 16 MiB."""
+    rows = 1_000_000
+    onset = np.arange(rows) % 1000 / 10
+    files = np.array([f"f{i}.wav" for i in range(13)])[np.arange(rows) % 13]
+    table = pa.table({"filename": pa.array(files, pa.string()), "onset": onset,
+                      "offset": onset + 0.05, "event_label": pa.array(["dog"] * rows)})
+    path = tmp_path / "events.parquet"
+    pq.write_table(table, path, compression="zstd")
+    assert path.stat().st_size < 4_000_000
+    # the definition: a fixed-width column takes rows x width, a text column its uncompressed
+    # pages and an offset per row; then each of the rows x 4 cells as a Python object
+    meta = pq.read_metadata(path)
+    groups = [meta.row_group(g) for g in range(meta.num_row_groups)]
+    decompressed = sum(group.num_rows * 8 if table.schema.field(c).type == pa.float64()
+                       else group.column(c).total_uncompressed_size + 8 * group.num_rows
+                       for group in groups for c in range(meta.num_columns))
+    needed = budget.human(decompressed + rows * 4 * CELL_BYTES)
+    monkeypatch.setattr("evalkit.budget.available_memory", lambda: 64 * 2**20)
+    config = {"data": {"reference": str(path), "systems": {"s": str(path)}}, "representation": "soft_cardinality",
+              "similarity": "segment_overlap", "averaging": "micro", "metrics": ["f1"]}
+    expected = (f"{path}: its columns, decompressed, and their rows as Python objects, would take {needed} of memory, "
+                "but 64 MiB is available; use a smaller file, or a machine with more memory")
+    with allocation_peak() as peak, pytest.raises(DataError, match=f"^{re.escape(expected)}$"):
+        evalkit.run(config)
+    assert peak.mib < 16, peak.mib

@@ -321,11 +321,12 @@ def test_cgroup_v1_is_read_too_and_its_huge_limit_is_none(tmp_path):
 
 
 def under_address_limit(limit: int, *args: str | Path) -> subprocess.CompletedProcess:
-    """`evalkit ARGS` in a real process whose address space is limited (`ulimit -v`)."""
+    """`python ARGS` (`-m evalkit run ...`, `-c CODE`) in a real process whose address space is
+    limited (`ulimit -v`)."""
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "evalkit", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True,
                           preexec_fn=limited, timeout=300)
 
 
@@ -380,11 +381,54 @@ def test_under_a_process_limit_a_run_that_cannot_fit_is_one_clear_line(tmp_path,
                   "similarity": {"name": "ontology", "ontology": str(big_ontology(tmp_path / "tree.json"))}}
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    done = under_address_limit(3 * GiB, "run", path, "-q")
+    done = under_address_limit(3 * GiB, "-m", "evalkit", "run", path, "-q")
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert expected in lines[0] and "(under the process limit RLIMIT_AS, ulimit -v)" in lines[0], lines[0]
+
+
+#: `evalkit.run(config)` from Python, printing the type and message of what it raises.
+RUN_FROM_PYTHON = """
+import json, sys
+import evalkit
+try:
+    evalkit.run(json.loads(sys.argv[1]))
+except Exception as exc:
+    print(f"{type(exc).__name__}: {exc}")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("how", "built", "lower"), [
+    ("in memory", "the bootstrap intervals of s (100,000 resamples x 3 samples)", ""),
+    ("streamed", "the sums of s (16,384 rows at a time, 100,000 Poisson bootstrap resamples)",
+     ", the classes or the components compared"),
+    ("dask", "the sums of s (blocks of 1,000,000 rows on the Dask cluster, 100,000 Poisson bootstrap resamples)",
+     ", the classes or the components compared, or `engine.partition_rows`"),
+])
+def test_past_the_estimates_evalkit_run_raises_one_error_naming_what_was_built(tmp_path, how, built, lower):
+    """A streamed or Dask run that runs out of memory raised a bare MemoryError from Python (the
+    command line's fallback named an inner function): it is the EngineError of an in-memory
+    run, naming what it was building. 3 samples x 1,000 classes pass the plan's estimate (which
+    counts the samples), but the Poisson replicates of each class's sums take 100,000 x 1,000
+    float64 per column: 763 MiB each, past a 2 GiB address space."""
+    classes = [f"c{i}" for i in range(1000)]
+    values = np.random.default_rng(0).random((3, len(classes))).round(2)
+    reference = tmp_path / "ref.csv"
+    reference.write_text("id," + ",".join(classes) + "\n" + "".join(
+        f"s{i}," + ",".join(map(str, row)) + "\n" for i, row in enumerate(values)), encoding="utf-8")
+    config = {"data": {"reference": str(reference), "systems": {"s": str(reference)}, "stream": how == "streamed"},
+              "tnorm": "minimum", "averaging": "micro", "metrics": ["f1"],
+              "statistics": {"bootstrap": {"resamples": 100_000, "method": "poisson"}}}
+    if how == "dask":
+        config["engine"] = {"name": "dask", "workers": 1}
+    done = under_address_limit(2 * GiB, "-c", RUN_FROM_PYTHON, json.dumps(config))
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(
+        f"EngineError: ran out of memory building {re.escape(built)}; [0-9.]+ [KMGT]iB is available "
+        rf"\(under the process limit RLIMIT_AS, ulimit -v\): lower `statistics\.bootstrap\.resamples`"
+        f"{re.escape(lower)}, or raise the limit\n", done.stdout), done.stdout + done.stderr
 
 
 class _Huge(evalkit.plugin.BaseComponent):

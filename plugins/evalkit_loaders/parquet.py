@@ -20,8 +20,8 @@ from evalkit.plugin import (
     DataError,
     LabelMatrix,
     check_header,
-    check_memory,
     clean_ids,
+    read_parquet,
     reading,
     rows_from,
 )
@@ -33,41 +33,6 @@ ID_NAMES = ("id", "ids", "sample", "sample_id", "filename", "file", "segment", "
 BATCH_ROWS = 131_072
 #: The columns of a long table, besides the id.
 LONG = ("class", "value")
-
-
-def read_table(path: Path, cell_bytes: int = 8, becoming: str = "their float64 matrix") -> Any:
-    """The file's columns as a pyarrow Table; a file pyarrow cannot read is an error naming it,
-    and one that would not fit in memory decompressed, with what its cells become (``cell_bytes``
-    each), is refused before it is read (its footer gives the sizes)."""
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
-    with reading(path):
-        try:
-            meta = pq.read_metadata(path)
-            check_memory(_inflated(meta) + meta.num_rows * meta.num_columns * cell_bytes, str(path),
-                         f"its columns, decompressed, and {becoming},")
-            return pq.read_table(path)
-        except MemoryError:  # pyarrow's ArrowMemoryError is one too: out of memory, not a bad file
-            raise
-        except (pa.ArrowException, ValueError) as exc:
-            raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
-
-
-def _inflated(meta: Any) -> int:
-    """The bytes a file's columns take once read, from its footer: a column of fixed width
-    takes rows x width (its pages say nothing of that: 10,000,000 zeros fit in 8 KB); a text
-    column its uncompressed pages, and an offset per row."""
-    schema = meta.schema.to_arrow_schema()
-    total = 0
-    for g in range(meta.num_row_groups):
-        group = meta.row_group(g)
-        for c in range(group.num_columns):
-            try:
-                total += group.num_rows * schema.field(c).type.byte_width
-            except ValueError:  # text, or another type without a fixed width
-                total += group.column(c).total_uncompressed_size + 8 * group.num_rows
-    return total
 
 
 def _id_column(columns: Any) -> str | None:
@@ -89,9 +54,9 @@ class ParquetMatrix(BaseComponent):
     suffixes = (".parquet", ".pq")
 
     def load(self, path: Path, role: str) -> LabelMatrix:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped]
 
-        table = read_table(path)
+        table = read_parquet(path, 8, "their float64 matrix")
         where = str(path)
         check_header(table.column_names, where, what="column")
         id_column = _id_column(table.column_names)
@@ -108,7 +73,7 @@ class ParquetMatrix(BaseComponent):
         """The class columns of a wide table, from the schema alone (None for a long table: its
         classes are values)."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         with reading(path):
             try:

@@ -13,8 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.plugin import DEFAULT_CLASS, BaseComponent, DataError, ItemSets, check_header, clean_ids, clean_items, reading
-from evalkit_loaders.parquet import read_table
+from evalkit.plugin import (
+    DEFAULT_CLASS,
+    BaseComponent,
+    DataError,
+    ItemSets,
+    check_header,
+    clean_ids,
+    clean_items,
+    read_parquet,
+    reading,
+)
 
 #: Bytes an item takes as Python text (a short str object and its place in a tuple), for the
 #: memory check before the file is read.
@@ -55,7 +64,7 @@ class ParquetItems(BaseComponent):
         column = MANY if MANY in names else ONE
         if "id" not in names or column not in names:
             raise DataError(f"{where}: an item list needs the columns id and item (or items); it has {', '.join(names)}")
-        table = read_table(path, ITEM_BYTES, "their items as Python text").rename_columns(names)
+        table = read_parquet(path, ITEM_BYTES, "their items as Python text").rename_columns(names)
         ids = self._text(table.column("id"), where, "id", "sample id")
         classes = self._text(table.column("class"), where, "class", "class") if "class" in names else None
         items = table.column(column)
