@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 #: plugin may rely on (a signature, a required member, what a name means), so a plugin written
 #: for 1.x may need changes for 2.0; it comes with a new major release of evalkit (a new minor
 #: one while evalkit is 0.x), which is what a plugin's dependency range can pin.
-CONTRACT_VERSION = "1.1"
+CONTRACT_VERSION = "1.2"
 
 hookspec = pluggy.HookspecMarker("evalkit")
 #: Marks a plugin's implementation of a hook: ``@evalkit.plugin.hookimpl``.
