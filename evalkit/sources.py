@@ -5,6 +5,7 @@ representation reads: a LabelMatrix (memberships) or ItemSets (lists of items).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +54,16 @@ def load_source(
         data = _from_rows(host_array(source, where), None, None, where)
     if not isinstance(data, KINDS[kind]):
         raise DataError(f"{where}: this run's representations read {kind} data, but this source holds {type(data).__name__}")
-    return data if classes is None else _with_classes(data, classes, fill=role == "prediction")
+    return data if classes is None else with_classes(data, classes, fill=role == "prediction")
 
 
-def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
+def with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
+    """``data.classes``: names for unnamed columns (.npy, inline rows), else a selection of named
+    classes; the same meaning for a whole file, a streamed chunk or a Dask block."""
     unnamed = data.classes == tuple(str(i) for i in range(len(data.classes)))
     if isinstance(data, LabelMatrix) and unnamed:
         if len(classes) != len(data.classes):
-            if len(data) == len(classes):
+            if len(data) == len(classes) and not data.first_row:  # a part of a file shows no shape
                 raise DataError(
                     f"{data.source}: shape {data.values.shape} looks transposed (classes x samples): "
                     f"{len(classes)} classes are expected as columns; pass array.T"
@@ -69,7 +72,7 @@ def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bo
                 f"{data.source}: {len(data.classes)} unnamed columns but {len(classes)} names in "
                 "`classes`; give one name per column, or use a file with class names (CSV header, .npz)"
             )
-        return LabelMatrix(data.values, tuple(classes), data.ids, data.source)
+        return replace(data, classes=tuple(classes))
     if isinstance(data, ItemSets):  # a system that never predicts a class: empty for it
         return data.select(classes, fill=fill)
     return data.select(classes)

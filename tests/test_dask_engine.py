@@ -164,10 +164,12 @@ def test_files_without_ids_are_matched_by_position(cluster, tmp_path, data):
     _, reference, prediction = data
     np.save(tmp_path / "ref.npy", reference > 0)  # crisp targets, as the ranking metrics want
     np.save(tmp_path / "p.npy", prediction.astype(np.float32))
-    section = {"reference": str(tmp_path / "ref.npy"), "systems": {"p": str(tmp_path / "p.npy")}}
+    section = {"reference": str(tmp_path / "ref.npy"), "systems": {"p": str(tmp_path / "p.npy")},
+               "classes": ["speech", "music", "car"]}  # names for the .npy columns, as in memory
     ranking = {"metrics": [*SETTINGS["metrics"], "map", {"name": "map_binned", "bins": 30}]}
     dask, local = both(cluster, section, 1_100, **ranking)
     assert_same(values(dask), values(local))
+    assert {r.class_ for r in dask.rows} >= {"speech", "music", "car"}
     assert "p: rows aligned with the reference by position: neither file has sample ids" in dask.notes
 
 
