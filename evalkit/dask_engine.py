@@ -14,9 +14,13 @@ rows), so the intervals do not depend on the partitioning.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import operator
+import socket
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,7 +30,7 @@ import numpy as np
 from evalkit import budget, stats
 from evalkit.config import EngineConfig
 from evalkit.data import LabelMatrix, align, only_in_systems, with_empty_samples
-from evalkit.errors import DataError, EngineError
+from evalkit.errors import DataError, EngineError, shortened
 from evalkit.loading import unique_ids
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
@@ -50,26 +54,66 @@ class Piece:
 
 def dask_rows(plan: Plan, progress: Progress | None = None) -> tuple[list[Row], list[str]]:
     """The rows of a run scored on a Dask cluster, and its notes."""
-    from distributed import as_completed
-
     engine = plan.config.engine
     sizes = {key: budget.size_of(source.value, source.full).samples for key, source in _sources(plan).items()}
     with _client(engine) as (client, cluster):
-        shipped = client.scatter(plan, broadcast=True)
+        shipped = client.submit(_held, plan, pure=False)
         by_id = _has_ids(plan)
         leaves, planned, total = (_by_id if by_id else _by_position)(client, shipped, plan, sizes)
         if progress:
             progress.start(f"reading on {cluster}", sum(planned.values()))
-        for leaf in as_completed(leaves):
-            if leaf.status == "error":
-                leaf.result()  # raises the task's error here
-            if progress:
-                progress.advance(planned[leaf.key])
+        for done in _finished(client, [*leaves, total], engine.timeout, cluster):
+            if progress and done.key in planned:
+                progress.advance(planned[done.key])
         summed: Partial = total.result()
     rows, notes = finish(plan, summed)
     how = "grouped by id" if by_id else "matched by position"
     return rows, [*notes, f"Dask: {summed.rows:,} samples read in blocks of up to {engine.partition_rows:,} rows, "
                           f"{how}, on {cluster}"]
+
+
+def _held(plan: Plan) -> Plan:
+    """The plan as a task's result rather than scattered data: a worker that dies takes scattered
+    data with it for good, while Dask computes a lost result again (every task here is a pure
+    function of the plan and its rows)."""
+    return plan
+
+
+def _finished(client: Any, futures: list[Any], timeout: float, cluster: str) -> Iterator[Any]:
+    """The futures as they finish, a failed one raising its task's error. Dask runs again a task
+    whose worker died, and recomputes lost results; what it cannot finish is one EngineError:
+    the cluster without a worker for ``timeout`` s, a task that its workers died running (Dask's
+    ``allowed-failures``), or work cancelled (a restart)."""
+    from distributed import wait
+    from distributed.client import CancelledError
+    from distributed.scheduler import KilledWorker
+
+    pending, alone_since = set(futures), None
+    while pending:
+        try:
+            settled, pending = wait(pending, timeout=1, return_when="FIRST_COMPLETED")
+            pending |= {future for future in settled if future.status == "lost"}  # Dask computes it again
+        except TimeoutError:  # nothing finished for a second: is any worker left?
+            settled = set()
+            alone_since = None if client.nthreads() else alone_since or time.monotonic()
+            if alone_since is not None and time.monotonic() - alone_since >= timeout:
+                raise EngineError(
+                    f"{cluster} lost its workers during the run and none came back within {timeout:g} s; "
+                    "start workers (`dask worker SCHEDULER-ADDRESS`) and run again, or raise `engine.timeout`"
+                ) from None
+        except CancelledError as exc:
+            raise EngineError(f"{cluster} cancelled the run's work ({exc}): was it restarted? Run again") from None
+        for future in settled - pending:
+            try:
+                if future.status != "finished":  # the result itself stays on the workers
+                    future.result()
+            except KilledWorker as exc:
+                raise EngineError(
+                    f"{cluster}: the workers died {exc.allowed_failures + 1} times while running one task, so Dask "
+                    "gave up on it; a worker past its memory limit is restarted by its nanny: lower "
+                    "`engine.partition_rows`, or give the workers more memory (and look in their logs)"
+                ) from None
+            yield future
 
 
 def _has_ids(plan: Plan) -> bool:
@@ -253,13 +297,66 @@ def _client(engine: EngineConfig) -> Iterator[tuple[Any, str]]:
         ) as cluster, Client(cluster) as client:
             yield client, f"a LocalCluster of {len(cluster.workers)} worker(s)"
         return
+    _check_scheduler(engine.address, engine.timeout)
     try:
-        client = Client(engine.address, timeout="10s")
+        client = Client(engine.address, timeout=engine.timeout)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise EngineError(
-            f"cannot reach the Dask scheduler at {engine.address!r} ({exc}); start one (`dask scheduler`) "
-            "or leave out `engine.address` to start a LocalCluster on this machine"
-        ) from None
+        raise _unreachable(engine.address, exc) from None
     with client:
+        try:
+            client.wait_for_workers(1, timeout=engine.timeout)
+        except TimeoutError:
+            raise EngineError(
+                f"the Dask scheduler at {engine.address} has no worker, and none joined within {engine.timeout:g} s; "
+                f"start workers (`dask worker {engine.address}`), or raise `engine.timeout`"
+            ) from None
         workers = len(client.scheduler_info()["workers"])
         yield client, f"the Dask cluster at {engine.address} ({workers} worker(s))"
+
+
+def _check_scheduler(address: str, timeout: float) -> None:
+    """Ask ``address`` who it is, within ``timeout`` s, before a Client connects: Dask's handshake
+    waits for a reply without a limit (an HTTP server never sends one) and believes the length a
+    reply announces (garbage asks for exabytes). Something must listen there first, so that a
+    silence is told apart from a refusal."""
+    from distributed.comm import connect
+    from distributed.comm.addressing import get_address_host_port
+
+    try:
+        socket.create_connection(get_address_host_port(address), timeout=timeout).close()
+    except (OSError, ValueError) as exc:
+        raise _unreachable(address, exc) from None
+
+    async def identity() -> Any:
+        comm = await connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    with ThreadPoolExecutor(1) as thread:  # an event loop of its own, whoever calls
+        try:
+            reply = thread.submit(asyncio.run, asyncio.wait_for(identity(), timeout)).result()
+        except TimeoutError:
+            raise EngineError(
+                f"{address!r} is not a Dask scheduler: it accepted the connection but did not answer in Dask's "
+                f"protocol within {timeout:g} s; give the scheduler's address (its port is 8786 unless set "
+                "otherwise; 8787 is its dashboard)"
+            ) from None
+        except Exception as exc:  # what a peer that is not Dask sends breaks the reader in any way
+            raise EngineError(
+                f"{address!r} is not a Dask scheduler: it answered with something else ({type(exc).__name__}: "
+                f"{shortened(str(exc), 200)}); give the scheduler's address (its port is 8786 unless set otherwise)"
+            ) from None
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        raise EngineError(f"{address!r} is not a Dask scheduler but {'a Dask ' + str(kind) if kind else 'something else'}; "
+                          "give the scheduler's address (its port is 8786 unless set otherwise)")
+
+
+def _unreachable(address: str, exc: BaseException) -> EngineError:
+    return EngineError(
+        f"cannot reach the Dask scheduler at {address!r} ({exc}); start one (`dask scheduler`) "
+        "or leave out `engine.address` to start a LocalCluster on this machine"
+    )

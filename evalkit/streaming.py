@@ -41,8 +41,10 @@ def chunks_of(
     in memory."""
     selected = plan.config.data.classes
     for chunk in _until(_chunks(source, rows, start), rows, None if stop is None else stop - start):
-        chunk = replace(chunk, first_row=start)
-        yield chunk if selected is None else with_classes(chunk, selected, fill=source.role == "prediction")
+        named = replace(chunk, first_row=start) if selected is None else \
+            with_classes(replace(chunk, first_row=start), selected, fill=source.role == "prediction")
+        assert isinstance(named, LabelMatrix), "classes keep a matrix a matrix"
+        yield named
         start += len(chunk)
 
 

@@ -5,12 +5,20 @@ row and the sample, as a local run's do."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import math
+import os
+import signal
+import socketserver
 import subprocess
 import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
+import dask
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -18,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from distributed import LocalCluster
+from distributed.diagnostics.plugin import SchedulerPlugin
 
 import evalkit
 from evalkit.api import plan
@@ -173,10 +182,10 @@ def test_files_without_ids_are_matched_by_position(cluster, tmp_path, data):
     assert "p: rows aligned with the reference by position: neither file has sample ids" in dask.notes
 
 
-def dask_run(cluster, reference, system, partition_rows=1_000):
+def dask_run(cluster, reference, system, partition_rows=1_000, **engine):
     return evalkit.run({
         "name": "d", "data": {"reference": reference, "systems": {"p": system}},
-        "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows},
+        "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows, **engine},
     })
 
 
@@ -265,3 +274,159 @@ def test_without_distributed_the_engine_says_how_to_install_it(monkeypatch):
     with pytest.raises(ConfigError, match="^--engine dask: the Dask engine needs Dask's distributed scheduler: "
                                           "pip install 'evalkit\\[dask\\]'$"):
         plan(CONFIGS / "quickstart.yaml", writes=False, engine="dask")
+
+
+# Faults: what the cluster cannot finish is one EngineError within `engine.timeout`, and lost work is run again.
+
+TIMEOUT = 2  # seconds: engine.timeout in these tests; each must end well within TIMEOUT + start-up
+
+
+def timed_run(address, reference, system, **engine):
+    started = time.monotonic()
+    try:
+        return dask_run(address, reference, system, **{"timeout": TIMEOUT, **engine})
+    finally:
+        assert time.monotonic() - started < TIMEOUT + 15, "no hang past the stated timeout"
+
+
+@contextmanager
+def serving(handler):
+    """A TCP server on 127.0.0.1 that hands each connection to ``handler`` in its own thread,
+    for the test's duration."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def replying(data):
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self):
+            self.request.sendall(data)
+            time.sleep(TIMEOUT + 1)  # then silent, as a server waiting for more
+    return Handler
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("handler, said", [
+    (http.server.SimpleHTTPRequestHandler,  # waits for a request line that never ends: Dask's frames have none
+     f"it accepted the connection but did not answer in Dask's protocol within {TIMEOUT} s"),
+    (replying(b"HTTP/1.1 400 Bad Request\r\n\r\n"),  # read as a frame of 3.07 EiB
+     "it answered with something else \\(MemoryError"),
+    (replying(bytes(range(256)) * 4), "it answered with something else"),
+])
+def test_an_address_that_is_not_a_dask_scheduler_fails_within_the_timeout(tmp_path, data, handler, said):
+    ids, reference, _ = data
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with serving(handler) as address, pytest.raises(EngineError, match=f"^'{address}' is not a Dask scheduler: {said}"):
+        timed_run(address, ref, ref)
+
+
+@pytest.mark.slow
+def test_a_workers_address_is_not_a_schedulers(cluster, tmp_path, data):
+    from distributed import Client
+
+    ids, reference, _ = data
+    with Client(cluster) as client:
+        worker = next(iter(client.scheduler_info()["workers"]))
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with pytest.raises(EngineError, match=f"^'{worker}' is not a Dask scheduler but a Dask Worker; give the scheduler"):
+        timed_run(worker, ref, ref)
+
+
+@pytest.mark.slow
+def test_a_scheduler_without_workers_is_one_error_after_the_timeout(tmp_path, data):
+    ids, reference, _ = data
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
+        address = empty.scheduler_address
+        with pytest.raises(EngineError, match=f"^the Dask scheduler at {address} has no worker, and none joined within "
+                                              f"{TIMEOUT} s; start workers \\(`dask worker {address}`\\)"):
+            timed_run(address, ref, ref)
+
+
+class Killer(SchedulerPlugin):
+    """Kills a worker process with SIGKILL (a real kill, as the OOM killer's or a nanny's) when the
+    scheduler sees the ``nth`` task reach ``state``, and again when that task reaches it again,
+    ``times`` kills in all."""
+
+    def __init__(self, pid, state, nth=1, times=1):
+        self.pid, self.state, self.nth, self.times, self.seen, self.key, self.killed = pid, state, nth, times, 0, None, []
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if finish != self.state or len(self.killed) >= self.times:
+            return
+        self.seen += 1
+        if self.seen == self.nth:
+            self.key = key
+        if key == self.key:
+            self.killed.append(self.pid())
+            os.kill(self.killed[-1], signal.SIGKILL)
+
+
+@contextmanager
+def one_worker(**config):
+    """A LocalCluster of one worker process under a nanny (which restarts it when it dies), and
+    the worker's process id now."""
+    with dask.config.set(config), LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                               dashboard_address=None) as local:
+        yield local, lambda: next(iter(local.workers.values())).pid
+
+
+def ids_section(tmp_path, data):
+    ids, reference, prediction = data
+    order = np.random.default_rng(2).permutation(len(ids))
+    return {"reference": parquet(tmp_path / "ref.parquet", ids, reference),
+            "systems": {"p": parquet(tmp_path / "p.parquet", ids[order], prediction[order])}}
+
+
+@pytest.mark.slow
+def test_killing_the_only_worker_mid_run_loses_no_work(tmp_path, data):
+    section = ids_section(tmp_path, data)
+    config = {"name": "d", "data": section, **SETTINGS}
+    with one_worker() as (local, pid):
+        killer = Killer(pid, "memory", nth=4)  # after a few results: the plan and blocks held there are lost
+        local.scheduler.add_plugin(killer)
+        dask = evalkit.run({**config, "engine": {"name": "dask", "address": local.scheduler_address,
+                                                 "partition_rows": 700, "timeout": 60}})
+        assert killer.killed and pid() not in killer.killed  # the nanny started another worker
+    assert_same(values(dask), values(evalkit.run(config)))
+
+
+@pytest.mark.slow
+def test_a_task_that_keeps_killing_its_worker_is_one_error(tmp_path, data):
+    section = ids_section(tmp_path, data)
+    with one_worker(**{"distributed.scheduler.allowed-failures": 1}) as (local, pid):
+        local.scheduler.add_plugin(Killer(pid, "processing", nth=2, times=2))  # as a nanny restarting it for memory
+        with pytest.raises(EngineError, match=f"^the Dask cluster at {local.scheduler_address} \\(1 worker\\(s\\)\\): the "
+                                              "workers died 2 times while running one task, so Dask gave up on it; a "
+                                              "worker past its memory limit is restarted by its nanny: lower "
+                                              "`engine.partition_rows`"):
+            timed_run(local.scheduler_address, section["reference"], section["systems"]["p"], timeout=60)
+
+
+@pytest.mark.slow
+def test_workers_lost_for_good_are_one_error_after_the_timeout(tmp_path, data):
+    from distributed import Client
+
+    section = ids_section(tmp_path, data)
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
+        address = empty.scheduler_address
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
+                                   "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with Client(address) as client:
+                client.wait_for_workers(1, timeout=60)
+            empty.scheduler.add_plugin(Killer(lambda: worker.pid, "memory", nth=3))  # no nanny: gone for good
+            with pytest.raises(EngineError, match=f"^the Dask cluster at {address} \\(1 worker\\(s\\)\\) lost its workers "
+                                                  f"during the run and none came back within {TIMEOUT} s; start workers"):
+                dask_run(address, section["reference"], section["systems"]["p"], timeout=TIMEOUT)
+        finally:
+            worker.kill()
+            worker.wait(30)
