@@ -350,23 +350,30 @@ def test_a_scheduler_without_workers_is_one_error_after_the_timeout(tmp_path, da
             timed_run(address, ref, ref)
 
 
-class Killer(SchedulerPlugin):
-    """Kills a worker process with SIGKILL (a real kill, as the OOM killer's or a nanny's) when the
-    scheduler sees the ``nth`` task reach ``state``, and again when that task reaches it again,
-    ``times`` kills in all."""
+class At(SchedulerPlugin):
+    """Calls ``act`` when the scheduler sees the ``nth`` task reach ``state``, and again when that
+    task reaches it again, ``times`` calls in all; ``done`` holds what each call returned."""
 
-    def __init__(self, pid, state, nth=1, times=1):
-        self.pid, self.state, self.nth, self.times, self.seen, self.key, self.killed = pid, state, nth, times, 0, None, []
+    def __init__(self, state, act, nth=1, times=1):
+        self.state, self.act, self.nth, self.times, self.seen, self.key, self.done = state, act, nth, times, 0, None, []
 
     def transition(self, key, start, finish, *args, **kwargs):
-        if finish != self.state or len(self.killed) >= self.times:
+        if finish != self.state or len(self.done) >= self.times:
             return
         self.seen += 1
         if self.seen == self.nth:
             self.key = key
         if key == self.key:
-            self.killed.append(self.pid())
-            os.kill(self.killed[-1], signal.SIGKILL)
+            self.done.append(self.act())
+
+
+def kill(pid):
+    """SIGKILL of the process ``pid()`` names: a real kill, as the OOM killer's or a nanny's."""
+    def act():
+        target = pid()
+        os.kill(target, signal.SIGKILL)
+        return target
+    return act
 
 
 @contextmanager
@@ -390,11 +397,11 @@ def test_killing_the_only_worker_mid_run_loses_no_work(tmp_path, data):
     section = ids_section(tmp_path, data)
     config = {"name": "d", "data": section, **SETTINGS}
     with one_worker() as (local, pid):
-        killer = Killer(pid, "memory", nth=4)  # after a few results: the plan and blocks held there are lost
+        killer = At("memory", kill(pid), nth=4)  # after a few results: the plan and blocks held there are lost
         local.scheduler.add_plugin(killer)
         dask = evalkit.run({**config, "engine": {"name": "dask", "address": local.scheduler_address,
                                                  "partition_rows": 700, "timeout": 60}})
-        assert killer.killed and pid() not in killer.killed  # the nanny started another worker
+        assert killer.done and pid() not in killer.done  # the nanny started another worker
     assert_same(values(dask), values(evalkit.run(config)))
 
 
@@ -402,7 +409,7 @@ def test_killing_the_only_worker_mid_run_loses_no_work(tmp_path, data):
 def test_a_task_that_keeps_killing_its_worker_is_one_error(tmp_path, data):
     section = ids_section(tmp_path, data)
     with one_worker(**{"distributed.scheduler.allowed-failures": 1}) as (local, pid):
-        local.scheduler.add_plugin(Killer(pid, "processing", nth=2, times=2))  # as a nanny restarting it for memory
+        local.scheduler.add_plugin(At("processing", kill(pid), nth=2, times=2))  # as a nanny restarting it for memory
         with pytest.raises(EngineError, match=f"^the Dask cluster at {local.scheduler_address} \\(1 worker\\(s\\)\\): the "
                                               "workers died 2 times while running one task, so Dask gave up on it; a "
                                               "worker past its memory limit is restarted by its nanny: lower "
@@ -423,10 +430,23 @@ def test_workers_lost_for_good_are_one_error_after_the_timeout(tmp_path, data):
         try:
             with Client(address) as client:
                 client.wait_for_workers(1, timeout=60)
-            empty.scheduler.add_plugin(Killer(lambda: worker.pid, "memory", nth=3))  # no nanny: gone for good
+            empty.scheduler.add_plugin(At("memory", kill(lambda: worker.pid), nth=3))  # no nanny: gone for good
             with pytest.raises(EngineError, match=f"^the Dask cluster at {address} \\(1 worker\\(s\\)\\) lost its workers "
                                                   f"during the run and none came back within {TIMEOUT} s; start workers"):
                 dask_run(address, section["reference"], section["systems"]["p"], timeout=TIMEOUT)
         finally:
             worker.kill()
             worker.wait(30)
+
+
+@pytest.mark.slow
+def test_a_cluster_restarted_under_the_run_is_one_error(tmp_path, data):
+    import asyncio
+
+    section = ids_section(tmp_path, data)
+    with one_worker() as (local, _):
+        restart = At("memory", lambda: asyncio.ensure_future(local.scheduler.restart(stimulus_id="test")), nth=3)
+        local.scheduler.add_plugin(restart)  # as client.restart() from another client: every task is forgotten
+        with pytest.raises(EngineError, match=f"^the Dask cluster at {local.scheduler_address} \\(1 worker\\(s\\)\\) cancelled "
+                                              "the run's work \\(reason: scheduler-restart\\): was it restarted\\? Run again$"):
+            timed_run(local.scheduler_address, section["reference"], section["systems"]["p"], timeout=60)
