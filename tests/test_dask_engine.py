@@ -138,6 +138,19 @@ def test_files_in_other_orders_give_the_local_numbers(cluster, tmp_path, data, p
 
 
 @pytest.mark.slow
+def test_float32_values_travel_the_shuffle_exactly(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    order = np.random.default_rng(3).permutation(len(ids))
+    for name, rows, side in (("ref", np.arange(len(ids)), reference), ("p", order, prediction)):
+        single = side.astype(np.float32)[rows]  # read as float32 and scored so in memory: float64 holds it exactly
+        table = pa.table({"id": ids[rows], **{c: single[:, i] for i, c in enumerate(CLASSES)}})
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+    section = {"reference": str(tmp_path / "ref.parquet"), "systems": {"p": str(tmp_path / "p.parquet")}}
+    dask, local = both(cluster, section, len(ids))  # one block and one group: the same sums in the same order
+    assert values(dask) == values(local)
+
+
+@pytest.mark.slow
 def test_missing_empty_and_clip_as_in_memory(cluster, tmp_path, data):
     ids, reference, prediction = data
     over = prediction.copy()
