@@ -356,7 +356,7 @@ def test_a_workers_address_is_not_a_schedulers(cluster, tmp_path, data):
 def test_a_scheduler_without_workers_is_one_error_after_the_timeout(tmp_path, data):
     ids, reference, _ = data
     ref = parquet(tmp_path / "ref.parquet", ids, reference)
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=":0") as empty:
         address = empty.scheduler_address
         with pytest.raises(EngineError, match=f"^the Dask scheduler at {address} has no worker, and none joined within "
                                               f"{TIMEOUT} s; start workers \\(`dask worker {address}`\\)"):
@@ -394,7 +394,7 @@ def one_worker(**config):
     """A LocalCluster of one worker process under a nanny (which restarts it when it dies), and
     the worker's process id now."""
     with dask.config.set(config), LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                               dashboard_address=None) as local:
+                                               dashboard_address=":0") as local:
         yield local, lambda: next(iter(local.workers.values())).pid
 
 
@@ -435,7 +435,7 @@ def test_workers_lost_for_good_are_one_error_after_the_timeout(tmp_path, data):
     from distributed import Client
 
     section = ids_section(tmp_path, data)
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=":0") as empty:
         address = empty.scheduler_address
         worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
                                    "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
