@@ -130,6 +130,10 @@ class EngineConfig(_Strict):
     partition_rows: int = Field(
         1_000_000, ge=1, description="rows per partition: each is read, aligned and reduced to sums by one Dask task",
     )
+    timeout: float = Field(
+        30, gt=0, le=86_400, description="seconds to wait for the scheduler at `address` to answer, and for a worker "
+        "while the cluster has none; past it the run stops with one error",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -5,6 +5,7 @@ representation reads: a LabelMatrix (memberships) or ItemSets (lists of items).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def load_source(
         data = _from_rows(host_array(source, where), None, None, where)
     if not isinstance(data, KINDS[kind]):
         raise DataError(f"{where}: this run's representations read {kind} data, but this source holds {type(data).__name__}")
-    return data if classes is None else _with_classes(data, classes, fill=role == "prediction")
+    return data if classes is None else with_classes(data, classes, fill=role == "prediction")
 
 
 def declared_classes(
@@ -76,15 +77,17 @@ def declared_classes(
     if classes is None:
         not_times_or_ids(header.classes, header.source)
         return header
-    selected = _with_classes(header, classes, fill=role == "prediction")
+    selected = with_classes(header, classes, fill=role == "prediction")
     assert isinstance(selected, LabelMatrix), "a matrix's classes are selected as a matrix"
     return selected
 
 
-def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
+def with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bool) -> LabelMatrix | ItemSets:
+    """``data.classes``: names for unnamed columns (.npy, inline rows), else a selection of named
+    classes; the same meaning for a whole file, a streamed chunk or a Dask block."""
     if isinstance(data, LabelMatrix) and not named(data.classes):
         if len(classes) != len(data.classes):
-            if len(data) == len(classes):
+            if len(data) == len(classes) and not data.first_row:  # a part of a file shows no shape
                 raise DataError(
                     f"{data.source}: shape {data.values.shape} looks transposed (classes x samples): "
                     f"{len(classes)} classes are expected as columns; pass array.T"
@@ -93,7 +96,7 @@ def _with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: bo
                 f"{data.source}: {listed(data.classes)} but {len(classes)} names in `classes`; give one name per "
                 "column, or data that names its columns (a CSV header, .npz, DataFrame columns)"
             )
-        return LabelMatrix(data.values, tuple(classes), data.ids, data.source)
+        return replace(data, classes=tuple(classes))
     if isinstance(data, ItemSets):  # a system that never predicts a class: empty for it
         return data.select(classes, fill=fill)
     return data.select(classes)

@@ -29,7 +29,7 @@ from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.results import Row
-from evalkit.sources import load_source
+from evalkit.sources import load_source, with_classes
 from evalkit.table import CHUNK_ROWS, Summary
 from evalkit.uncertainty import batch_values, percentile_bounds, rows_of, stack
 
@@ -38,12 +38,16 @@ def chunks_of(
     plan: Plan, source: Source, rows: int = CHUNK_ROWS, start: int = 0, stop: int | None = None,
 ) -> Iterator[LabelMatrix]:
     """The source's rows ``start`` to ``stop`` (to its end by default) as matrices of exactly
-    ``rows`` rows (the last one shorter), with the classes ``data.classes`` selects."""
+    ``rows`` rows (the last one shorter), with the classes ``data.classes`` names or selects, as
+    in memory."""
     selected = plan.config.data.classes
     for chunk in _until(_chunks(source, rows, start), rows, None if stop is None else stop - start):
         if selected is None and source.loader is not None:
             not_times_or_ids(chunk.classes, chunk.source)
-        yield replace(chunk if selected is None else chunk.select(selected), first_row=start)
+        placed = replace(chunk, first_row=start)
+        part = placed if selected is None else with_classes(placed, selected, fill=source.role == "prediction")
+        assert isinstance(part, LabelMatrix), "classes keep a matrix a matrix"
+        yield part
         start += len(chunk)
 
 

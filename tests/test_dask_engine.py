@@ -5,12 +5,20 @@ row and the sample, as a local run's do."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import math
+import os
+import signal
+import socketserver
 import subprocess
 import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
+import dask
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -18,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from distributed import LocalCluster
+from distributed.diagnostics.plugin import SchedulerPlugin
 
 import evalkit
 from evalkit.api import plan
@@ -129,6 +138,19 @@ def test_files_in_other_orders_give_the_local_numbers(cluster, tmp_path, data, p
 
 
 @pytest.mark.slow
+def test_float32_values_travel_the_shuffle_exactly(cluster, tmp_path, data):
+    ids, reference, prediction = data
+    order = np.random.default_rng(3).permutation(len(ids))
+    for name, rows, side in (("ref", np.arange(len(ids)), reference), ("p", order, prediction)):
+        single = side.astype(np.float32)[rows]  # read as float32 and scored so in memory: float64 holds it exactly
+        table = pa.table({"id": ids[rows], **{c: single[:, i] for i, c in enumerate(CLASSES)}})
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+    section = {"reference": str(tmp_path / "ref.parquet"), "systems": {"p": str(tmp_path / "p.parquet")}}
+    dask, local = both(cluster, section, len(ids))  # one block and one group: the same sums in the same order
+    assert values(dask) == values(local)
+
+
+@pytest.mark.slow
 def test_missing_empty_and_clip_as_in_memory(cluster, tmp_path, data):
     ids, reference, prediction = data
     over = prediction.copy()
@@ -164,17 +186,19 @@ def test_files_without_ids_are_matched_by_position(cluster, tmp_path, data):
     _, reference, prediction = data
     np.save(tmp_path / "ref.npy", reference > 0)  # crisp targets, as the ranking metrics want
     np.save(tmp_path / "p.npy", prediction.astype(np.float32))
-    section = {"reference": str(tmp_path / "ref.npy"), "systems": {"p": str(tmp_path / "p.npy")}}
+    section = {"reference": str(tmp_path / "ref.npy"), "systems": {"p": str(tmp_path / "p.npy")},
+               "classes": ["speech", "music", "car"]}  # names for the .npy columns, as in memory
     ranking = {"metrics": [*SETTINGS["metrics"], "map", {"name": "map_binned", "bins": 30}]}
     dask, local = both(cluster, section, 1_100, **ranking)
     assert_same(values(dask), values(local))
+    assert {r.class_ for r in dask.rows} >= {"speech", "music", "car"}
     assert "p: rows aligned with the reference by position: neither file has sample ids" in dask.notes
 
 
-def dask_run(cluster, reference, system, partition_rows=1_000):
+def dask_run(cluster, reference, system, partition_rows=1_000, **engine):
     return evalkit.run({
         "name": "d", "data": {"reference": reference, "systems": {"p": system}},
-        "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows},
+        "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows, **engine},
     })
 
 
@@ -265,3 +289,179 @@ def test_without_distributed_the_engine_says_how_to_install_it(monkeypatch):
     with pytest.raises(ConfigError, match="^--engine dask: the Dask engine needs Dask's distributed scheduler: "
                                           "pip install 'evalkit\\[dask\\]'$"):
         plan(CONFIGS / "quickstart.yaml", writes=False, engine="dask")
+
+
+# Faults: what the cluster cannot finish is one EngineError within `engine.timeout`, and lost work is run again.
+
+TIMEOUT = 2  # seconds: engine.timeout in these tests; each must end well within TIMEOUT + start-up
+
+
+def timed_run(address, reference, system, **engine):
+    started = time.monotonic()
+    try:
+        return dask_run(address, reference, system, **{"timeout": TIMEOUT, **engine})
+    finally:
+        assert time.monotonic() - started < TIMEOUT + 15, "no hang past the stated timeout"
+
+
+@contextmanager
+def serving(handler):
+    """A TCP server on 127.0.0.1 that hands each connection to ``handler`` in its own thread,
+    for the test's duration."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def replying(data):
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self):
+            self.request.sendall(data)
+            time.sleep(TIMEOUT + 1)  # then silent, as a server waiting for more
+    return Handler
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("handler, said", [
+    (http.server.SimpleHTTPRequestHandler,  # waits for a request line that never ends: Dask's frames have none
+     f"it accepted the connection but did not answer in Dask's protocol within {TIMEOUT} s"),
+    (replying(b"HTTP/1.1 400 Bad Request\r\n\r\n"),  # read as a frame of 3.07 EiB
+     "it answered with something else \\(MemoryError"),
+    (replying(bytes(range(256)) * 4), "it answered with something else"),
+])
+def test_an_address_that_is_not_a_dask_scheduler_fails_within_the_timeout(tmp_path, data, handler, said):
+    ids, reference, _ = data
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with serving(handler) as address, pytest.raises(EngineError, match=f"^'{address}' is not a Dask scheduler: {said}"):
+        timed_run(address, ref, ref)
+
+
+@pytest.mark.slow
+def test_a_workers_address_is_not_a_schedulers(cluster, tmp_path, data):
+    from distributed import Client
+
+    ids, reference, _ = data
+    with Client(cluster) as client:
+        worker = next(iter(client.scheduler_info()["workers"]))
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with pytest.raises(EngineError, match=f"^'{worker}' is not a Dask scheduler but a Dask Worker; give the scheduler"):
+        timed_run(worker, ref, ref)
+
+
+@pytest.mark.slow
+def test_a_scheduler_without_workers_is_one_error_after_the_timeout(tmp_path, data):
+    ids, reference, _ = data
+    ref = parquet(tmp_path / "ref.parquet", ids, reference)
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=":0") as empty:
+        address = empty.scheduler_address
+        with pytest.raises(EngineError, match=f"^the Dask scheduler at {address} has no worker, and none joined within "
+                                              f"{TIMEOUT} s; start workers \\(`dask worker {address}`\\)"):
+            timed_run(address, ref, ref)
+
+
+class At(SchedulerPlugin):
+    """Calls ``act`` when the scheduler sees the ``nth`` task reach ``state``, and again when that
+    task reaches it again, ``times`` calls in all; ``done`` holds what each call returned."""
+
+    def __init__(self, state, act, nth=1, times=1):
+        self.state, self.act, self.nth, self.times, self.seen, self.key, self.done = state, act, nth, times, 0, None, []
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if finish != self.state or len(self.done) >= self.times:
+            return
+        self.seen += 1
+        if self.seen == self.nth:
+            self.key = key
+        if key == self.key:
+            self.done.append(self.act())
+
+
+def kill(pid):
+    """SIGKILL of the process ``pid()`` names: a real kill, as the OOM killer's or a nanny's."""
+    def act():
+        target = pid()
+        os.kill(target, signal.SIGKILL)
+        return target
+    return act
+
+
+@contextmanager
+def one_worker(**config):
+    """A LocalCluster of one worker process under a nanny (which restarts it when it dies), and
+    the worker's process id now."""
+    with dask.config.set(config), LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                               dashboard_address=":0") as local:
+        yield local, lambda: next(iter(local.workers.values())).pid
+
+
+def ids_section(tmp_path, data):
+    ids, reference, prediction = data
+    order = np.random.default_rng(2).permutation(len(ids))
+    return {"reference": parquet(tmp_path / "ref.parquet", ids, reference),
+            "systems": {"p": parquet(tmp_path / "p.parquet", ids[order], prediction[order])}}
+
+
+@pytest.mark.slow
+def test_killing_the_only_worker_mid_run_loses_no_work(tmp_path, data):
+    section = ids_section(tmp_path, data)
+    config = {"name": "d", "data": section, **SETTINGS}
+    with one_worker() as (local, pid):
+        killer = At("memory", kill(pid), nth=4)  # after a few results: the plan and blocks held there are lost
+        local.scheduler.add_plugin(killer)
+        dask = evalkit.run({**config, "engine": {"name": "dask", "address": local.scheduler_address,
+                                                 "partition_rows": 700, "timeout": 60}})
+        assert killer.done and pid() not in killer.done  # the nanny started another worker
+    assert_same(values(dask), values(evalkit.run(config)))
+
+
+@pytest.mark.slow
+def test_a_task_that_keeps_killing_its_worker_is_one_error(tmp_path, data):
+    section = ids_section(tmp_path, data)
+    with one_worker(**{"distributed.scheduler.allowed-failures": 1}) as (local, pid):
+        local.scheduler.add_plugin(At("processing", kill(pid), nth=2, times=2))  # as a nanny restarting it for memory
+        with pytest.raises(EngineError, match=f"^the Dask cluster at {local.scheduler_address} \\(1 worker\\(s\\)\\): the "
+                                              "workers died 2 times while running one task, so Dask gave up on it; a "
+                                              "worker past its memory limit is restarted by its nanny: lower "
+                                              "`engine.partition_rows`"):
+            timed_run(local.scheduler_address, section["reference"], section["systems"]["p"], timeout=60)
+
+
+@pytest.mark.slow
+def test_workers_lost_for_good_are_one_error_after_the_timeout(tmp_path, data):
+    from distributed import Client
+
+    section = ids_section(tmp_path, data)
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=":0") as empty:
+        address = empty.scheduler_address
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--no-nanny",
+                                   "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with Client(address) as client:
+                client.wait_for_workers(1, timeout=60)
+            empty.scheduler.add_plugin(At("memory", kill(lambda: worker.pid), nth=3))  # no nanny: gone for good
+            with pytest.raises(EngineError, match=f"^the Dask cluster at {address} \\(1 worker\\(s\\)\\) lost its workers "
+                                                  f"during the run and none came back within {TIMEOUT} s; start workers"):
+                dask_run(address, section["reference"], section["systems"]["p"], timeout=TIMEOUT)
+        finally:
+            worker.kill()
+            worker.wait(30)
+
+
+@pytest.mark.slow
+def test_a_cluster_restarted_under_the_run_is_one_error(tmp_path, data):
+    import asyncio
+
+    section = ids_section(tmp_path, data)
+    with one_worker() as (local, _):
+        restart = At("memory", lambda: asyncio.ensure_future(local.scheduler.restart(stimulus_id="test")), nth=3)
+        local.scheduler.add_plugin(restart)  # as client.restart() from another client: every task is forgotten
+        with pytest.raises(EngineError, match=f"^the Dask cluster at {local.scheduler_address} \\(1 worker\\(s\\)\\) cancelled "
+                                              "the run's work \\(reason: scheduler-restart\\): was it restarted\\? Run again$"):
+            timed_run(local.scheduler_address, section["reference"], section["systems"]["p"], timeout=60)

@@ -71,6 +71,22 @@ def test_npy_files_stream_by_position(tmp_path, data):
     assert "p: rows aligned with the reference by position: neither file has sample ids" in results.notes
 
 
+def test_classes_name_npy_columns_as_in_memory(tmp_path, data):
+    _, ref, pred = data
+    np.save(tmp_path / "ref.npy", ref)
+    np.save(tmp_path / "pred.npy", pred)
+    files = {"reference": str(tmp_path / "ref.npy"), "systems": {"p": str(tmp_path / "pred.npy")}}
+    named = ["speech", "music", "car"]
+    in_memory, _ = run(**files, data={**files, "classes": named})
+    streamed, _ = run(**files, data={**files, "classes": named, "stream": True})
+    assert {key[-1] for key in streamed} >= set(named)
+    for key, value in in_memory.items():
+        assert streamed[key] == pytest.approx(value, rel=1e-12, abs=1e-15, nan_ok=True), key
+    for stream in (False, True):  # a wrong count of names: the in-memory message
+        with pytest.raises(DataError, match="ref.npy: 3 unnamed columns but 2 names in `classes`; give one name per column"):
+            run(**files, data={**files, "classes": named[:2], "stream": stream})
+
+
 def stream(reference, system):
     return evalkit.run({"name": "s", "data": {"reference": reference, "systems": {"p": system}, "stream": True}})
 
