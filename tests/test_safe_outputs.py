@@ -595,6 +595,76 @@ def test_a_killed_run_leaves_its_temporaries_which_the_next_run_removes(tmp_path
     assert written_by(results) == "beta"  # the stale temporaries and lock file are gone with it
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (not gone, and not ended waiting to be reaped: ``Z``)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def workers_of(pid: int) -> set[int]:
+    """The live child processes of ``pid`` (the figure workers of a run), from /proc."""
+    children = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+        except OSError:  # ended meanwhile
+            continue
+        if int(parent) == pid and state != "Z":
+            children.add(int(stat.parent.name))
+    return children
+
+
+def drawing_in_workers(tmp_path: Path) -> tuple[Path, dict[str, bytes], subprocess.Popen, set[int]]:
+    """A previous set in ``results``, and a run of another into it, in its own process group,
+    caught while its worker processes draw the figures."""
+    if not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("figures are drawn in worker processes on Linux with 2 cores or more")
+    results = tmp_path / "results"
+    evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
+    before = folder_state(results)
+    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, start_new_session=True)
+    wait_for(results, ".r.md.*.part", process)
+    deadline = time.monotonic() + 300
+    while not (workers := workers_of(process.pid)):
+        assert process.poll() is None and time.monotonic() < deadline, "the figures were never drawn in workers"
+        time.sleep(0.002)
+    return results, before, process, workers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum,status,line", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_ctrl_c_to_the_process_group_while_figures_are_drawn_ends_the_run_and_its_workers(tmp_path, signum, status, line):
+    """A terminal's Ctrl-C reaches every process of the group, the figure workers too. A worker
+    ended by it hung the run for good (the pool waited for the other worker, blocked sending a
+    figure nobody read), and a signal that landed in a fork was printed as 'Exception ignored'
+    and lost (exit status 0)."""
+    results, before, process, workers = drawing_in_workers(tmp_path)
+    os.killpg(process.pid, signum)
+    _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr) == (status, f"{line}\n")
+    assert folder_state(results) == before  # the previous set, whole: no temporary, no lock file
+    assert not [w for w in workers if alive(w)]  # the pool was stopped and joined
+
+
+@pytest.mark.slow
+def test_a_killed_run_takes_its_figure_workers_with_it(tmp_path):
+    """SIGKILL cannot be answered, but the workers die with the run: left waiting for work they
+    held the command's stderr open, so whoever read it (a pipe, a CI log) waited for ever, and
+    the folder's lock, so the next run waited 60 s and failed naming the killed run."""
+    results, _, process, workers = drawing_in_workers(tmp_path)
+    process.kill()
+    process.communicate(timeout=120)  # stderr reaches its end: no worker holds it
+    deadline = time.monotonic() + 10  # a worker closes its files a moment before it has ended
+    while left := [w for w in workers if alive(w)]:
+        assert time.monotonic() < deadline, f"workers {left} outlived the run"
+        time.sleep(0.01)
+    evalkit.run(heavy(tmp_path, "beta"), write_reports=True)
+    assert written_by(results) == "beta"
+
+
 @pytest.mark.slow
 def test_two_runs_into_one_folder_at_once_write_one_after_the_other(tmp_path):
     results = tmp_path / "results"

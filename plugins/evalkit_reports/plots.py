@@ -31,12 +31,14 @@ fixed hash salt for the ids inside SVG files.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import io
 import math
 import multiprocessing
 import os
 import re
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -78,6 +80,9 @@ MAX_CLASSES = 40
 MAX_WIDTH = 9.6  # inches: 960 px on the page
 #: From this many figures on, they are drawn in worker processes (:func:`images`).
 POOL_FIGURES = 2
+#: The signals the command answers (evalkit.cli): Ctrl-C and SIGTERM.
+STOPPING = {signal.SIGINT, signal.SIGTERM}
+PR_SET_PDEATHSIG = 1  # Linux's prctl option: the signal a process gets when its parent dies
 
 #: Okabe & Ito's colour-blind-safe palette (yellow last: it is faint on white).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
@@ -232,16 +237,38 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
     if len(plots) < POOL_FIGURES or workers < 2 or not sys.platform.startswith("linux"):
         return [image(plot, fmt) for plot in plots]
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_receive, initargs=(plots,)) as pool:
-        return list(pool.map(partial(_image_at, fmt=fmt), range(len(plots))))
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_receive, initargs=(plots, os.getpid()))
+    try:
+        # The workers are forked by the first submit. A signal landing in a fork runs its handler
+        # in an at-fork hook, where Python prints the exception and goes on: held until they exist.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+        try:
+            drawn = pool.map(partial(_image_at, fmt=fmt), range(len(plots)))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        return list(drawn)
+    finally:
+        pool.shutdown(cancel_futures=True)  # interrupted: the figures being drawn are awaited, no others
 
 
 _received: Sequence[Plot] = ()  # a worker's plots, inherited through fork
 
 
-def _receive(plots: Sequence[Plot]) -> None:
+def _receive(plots: Sequence[Plot], parent: int) -> None:
+    """A worker's start. Ctrl-C reaches the whole process group; the parent answers it and stops
+    the pool, so a worker ignores it (a worker ended by it hung the run: the pool then waits for
+    the other workers, blocked sending figures nobody reads). SIGTERM ends a worker as any
+    process, not through the parent's handler. Both were held in the fork (:func:`images`).
+    A worker dies with its parent: one whose parent was killed (SIGKILL) waited for work forever,
+    holding the command's stdout and stderr open."""
     global _received
     _received = plots
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # killed before prctl
+        os._exit(1)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
 
 
 def _image_at(index: int, fmt: str) -> bytes:
