@@ -171,8 +171,11 @@ def _label(value: object) -> str:
 
 
 #: Characters a terminal would act on instead of showing: C0 and C1 controls (ESC starts ANSI
-#: sequences, CR overwrites a line) and the bidirectional overrides that reorder text.
-_CONTROLS = {c: repr(chr(c))[1:-1] for c in [*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
+#: sequences, CR overwrites a line), every bidirectional control (the overrides, embeddings and
+#: isolates that reorder text, and the marks U+061C, U+200E, U+200F that move neutral characters)
+#: and the line and paragraph separators U+2028, U+2029 that editors break lines at.
+_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in [*range(0x20), *range(0x7F, 0xA0), *_BIDI, 0x2028, 0x2029]}
 _LINES = {k: v for k, v in _CONTROLS.items() if chr(k) not in "\n\t"}
 
 #: What CommonMark would act on inside a line, each only where it would act: a backslash before

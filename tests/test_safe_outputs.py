@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -108,6 +109,23 @@ def test_visible_shows_every_control_character_and_keeps_lines_on_request():
     assert visible("a\x1b[31mb\x07\r\x9b\u202ec\n\t") == "a\\x1b[31mb\\x07\\r\\x9b\\u202ec\\n\\t"
     assert visible("a\x1b\nb\tc", lines=True) == "a\\x1b\nb\tc"
     assert visible("café [/] ∩ 日本") == "café [/] ∩ 日本"
+
+
+def test_visible_shows_every_bidirectional_control_and_line_separator():
+    """Every character Unicode gives a bidirectional control class (embeddings, overrides,
+    isolates) and the three marks that move neutral characters (U+200E, U+200F, U+061C), found
+    from the Unicode database rather than listed, and the separators U+2028 and U+2029 that
+    editors break lines at: each shown as its escape. Joiners (U+200D), which scripts and emoji
+    need, are kept."""
+    controls = {"LRE", "RLE", "PDF", "LRO", "RLO", "LRI", "RLI", "FSI", "PDI"}
+    mark_names = {"LEFT-TO-RIGHT MARK", "RIGHT-TO-LEFT MARK", "ARABIC LETTER MARK"}
+    found = [chr(c) for c in range(0x110000) if unicodedata.bidirectional(chr(c)) in controls]
+    marks = [chr(c) for c in range(0x110000) if unicodedata.name(chr(c), "") in mark_names]
+    separators = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Zl", "Zp")]
+    assert len(found) == 9 and sorted(marks) == ["\u061c", "\u200e", "\u200f"] and len(separators) == 2
+    for c in [*found, *marks, *separators]:
+        assert visible(f"a{c}b") == f"a\\u{ord(c):04x}b", hex(ord(c))
+    assert visible("👩\u200d💻") == "👩\u200d💻"
 
 
 def test_plugin_problems_are_printed_escaped(capsys):
@@ -253,7 +271,7 @@ def test_csv_neutralises_each_formula_start():
 
 
 #: Characters a terminal acts on (C0 and C1 controls but newline and tab; bidirectional overrides).
-RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 @pytest.mark.parametrize("report", ["hostile.csv", "hostile.html", "hostile.md", "hostile.json"])
