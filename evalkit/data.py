@@ -239,11 +239,17 @@ def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "e
             prediction = _reorder(reference, prediction, missing, python)
     elif len(prediction) != len(reference):
         raise DataError(
-            f"{prediction.source}: {len(prediction)} samples, but the reference "
-            f"{reference.source} has {len(reference)}; without ids on both sides rows are "
+            f"{prediction.source}: {len(prediction)} samples, but {_the_reference(reference)} has "
+            f"{len(reference)}; without ids on both sides rows are "
             "matched by position, so the counts must agree"
         )
     return prediction
+
+
+def _the_reference(reference: LabelMatrix | ItemSets) -> str:
+    """The reference as a message names it: by its file, or plainly where it is Python data
+    (whose source is the word "reference", which read "the reference reference")."""
+    return "the reference" if reference.source == "reference" else f"the reference {reference.source}"
 
 
 def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str, python: bool) -> Data:
@@ -264,7 +270,8 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str, 
             parts.append(f"missing {len(absent)} reference id(s): {', '.join(map(repr, absent[:MAX_LISTED]))}{advice}")
         if extra:
             parts.append(f"{len(extra)} id(s) not in the reference: {', '.join(map(repr, extra[:MAX_LISTED]))}")
-        raise DataError(f"{prediction.source}: " + "; ".join(parts) + f" (reference: {reference.source})")
+        named = "" if reference.source == "reference" else f" (reference: {reference.source})"
+        raise DataError(f"{prediction.source}: " + "; ".join(parts) + named)
     rows = np.fromiter((position.get(i, -1) for i in ref_ids), dtype=np.intp, count=len(ref_ids))
     return replace(prediction.take(rows), ids=ref_ids)
 

@@ -93,7 +93,7 @@ def test_reference_out_of_range_is_never_clipped():
 
 
 def test_shape_mismatch_without_ids():
-    with pytest.raises(DataError, match="prediction: 3 samples, but the reference reference has 2"):
+    with pytest.raises(DataError, match="prediction: 3 samples, but the reference has 2;"):
         evalkit.evaluate(GOOD, np.vstack([GOOD, GOOD[:1]]))
 
 

@@ -27,6 +27,7 @@ import threading
 import time
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -578,17 +579,22 @@ def wait_for(folder: Path, pattern: str, process: subprocess.Popen, timeout: flo
         time.sleep(0.002)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("signum,status,line", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
-def test_a_run_interrupted_while_writing_leaves_the_previous_set_and_no_temporary(tmp_path, signum, status, line):
-    """Signalled once its first report (Markdown) is a temporary: the HTML page and the figures
-    still take seconds to draw, so the signal lands before the set is renamed into place."""
+def writing_over_a_previous_set(tmp_path: Path, **popen: Any) -> tuple[Path, dict[str, bytes], subprocess.Popen]:
+    """A previous set ("alpha") in ``results``, and a run of another ("beta") into it, in its own
+    process, caught once its first report (Markdown) is a temporary: the HTML page and the figures
+    still take seconds to draw, so whatever happens next lands before the set is renamed."""
     results = tmp_path / "results"
     evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
     before = folder_state(results)
-    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL, **popen)
     wait_for(results, ".r.md.*.part", process)
+    return results, before, process
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum,status,line", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_run_interrupted_while_writing_leaves_the_previous_set_and_no_temporary(tmp_path, signum, status, line):
+    results, before, process = writing_over_a_previous_set(tmp_path, stderr=subprocess.PIPE)
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=300)
     assert (process.returncode, stderr) == (status, f"{line}\n")
@@ -598,12 +604,7 @@ def test_a_run_interrupted_while_writing_leaves_the_previous_set_and_no_temporar
 
 @pytest.mark.slow
 def test_a_killed_run_leaves_its_temporaries_which_the_next_run_removes(tmp_path):
-    results = tmp_path / "results"
-    evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
-    before = folder_state(results)
-    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    wait_for(results, ".r.md.*.part", process)
+    results, before, process = writing_over_a_previous_set(tmp_path, stderr=subprocess.DEVNULL)
     process.kill()
     process.wait(timeout=300)
     left = folder_state(results)
@@ -639,12 +640,7 @@ def drawing_in_workers(tmp_path: Path) -> tuple[Path, dict[str, bytes], subproce
     caught while its worker processes draw the figures."""
     if not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("figures are drawn in worker processes on Linux with 2 cores or more")
-    results = tmp_path / "results"
-    evalkit.run(heavy(tmp_path, "alpha"), write_reports=True)
-    before = folder_state(results)
-    process = evalkit_process("run", heavy(tmp_path, "beta"), "-q", env={}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, start_new_session=True)
-    wait_for(results, ".r.md.*.part", process)
+    results, before, process = writing_over_a_previous_set(tmp_path, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 300
     while not (workers := workers_of(process.pid)):
         assert process.poll() is None and time.monotonic() < deadline, "the figures were never drawn in workers"
