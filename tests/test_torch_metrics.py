@@ -345,3 +345,28 @@ def test_merge_state_of_a_dict_needs_this_metrics_states_and_shapes():
     five.merge_state(again.metric_state)  # a dict of this metric's layout is summed, as torchmetrics does
     both = np.concatenate([ref, ref]), np.concatenate([pred, pred])
     assert five.compute().item() == pytest.approx(evalkit.evaluate(*both, metrics=["recall"])["recall"], rel=1e-12)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(classes=st.sampled_from([3, ["speech", "birds", "car"]]), widths=st.lists(st.integers(1, 5), min_size=1, max_size=4),
+       seed=st.integers(0, 2**32 - 1))
+def test_torch_batches_of_other_widths_are_refused_as_the_evaluator_refuses_them(classes, widths, seed):
+    """Batches of drawn widths into a torch metric: each is refused exactly when an Evaluator of
+    the same classes refuses it, with the same message, and leaves the metric as it was; what
+    is taken gives the Evaluator's value on the batches taken (1e-12 relative)."""
+    rng = np.random.default_rng(seed)
+    metric = FuzzyF1Score(classes=classes, averaging="macro")
+    names = classes if not isinstance(classes, int) else [f"class {i}" for i in range(classes)]
+    evaluator = evalkit.Evaluator(averaging="macro", metrics=["f1"], classes=names)
+    taken = []
+    for width in widths:
+        ref, pred = rng.random((4, width)), rng.random((4, width))
+        event("refused" if width != len(names) else "taken")
+        refusal = _refusal(lambda: evaluator.update(ref, pred))  # noqa: B023 (called at once)
+        assert _refusal(lambda: metric.update(torch.tensor(pred), torch.tensor(ref))) == refusal  # noqa: B023
+        if refusal is None:
+            taken.append((ref, pred))
+    if taken:
+        both = [np.concatenate(side) for side in zip(*taken)]
+        want = evalkit.Evaluator(averaging="macro", metrics=["f1"]).update(*both).values()
+        assert metric.compute().item() == pytest.approx(next(iter(want.values())), rel=1e-12)
