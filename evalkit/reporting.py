@@ -96,11 +96,7 @@ def write_reports(
     written = Written()
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with _locked(out.parent, wait, progress), _staging() as staging:
-            # What a run killed while writing these reports left, whatever its formats were:
-            # no other run is writing in this folder now.
-            for stale in out.parent.glob("." + glob.escape(out.name) + "*.part"):
-                stale.unlink(missing_ok=True)
+        with _locked(out.parent, wait, progress), _staging() as staging, _temporaries_removed(out):
             if progress:
                 progress.start("writing reports", len(writers))
             for name, writer in writers.items():
@@ -161,6 +157,22 @@ class _ReportSet:
         finally:
             if blocked is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+@contextlib.contextmanager
+def _temporaries_removed(out: Path) -> Iterator[None]:
+    """Every temporary of ``out``'s reports in its folder removed before and after: before, what
+    a killed run left, whatever its formats were; after, what a signal left between a temporary's
+    creation and its staging (inside ``mkstemp``). Under the folder's lock no other run writes
+    there, so each such file is a leftover."""
+    pattern = "." + glob.escape(out.name) + "*.part"
+    for stale in out.parent.glob(pattern):
+        stale.unlink(missing_ok=True)
+    try:
+        yield
+    finally:
+        for stale in out.parent.glob(pattern):
+            stale.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
