@@ -141,3 +141,12 @@ class Axes:
     def work(self, n_rows: int) -> int:
         """Rows to process for one system, for progress bars."""
         return n_rows * (len(self.set_combinations()) + (1 if self.data_metrics else 0))
+
+
+def unweighted(metrics: Sequence[Component]) -> str | None:
+    """Why sample weights cannot be used with these data metrics (some are not ``weighted``),
+    or None when they can."""
+    refused = [m.label for m in metrics if not optional(m.obj, "weighted")]
+    if not refused:
+        return None
+    return f"metric(s) {', '.join(map(repr, refused))} do not take sample weights; leave out the weights or those metrics"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.axes import Axes, Combination
+from evalkit.axes import Axes, Combination, unweighted
 from evalkit.errors import DataError, PluginContractError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
@@ -109,15 +109,6 @@ def data_values(
         tag = axes.data_tags[metric.label]
         values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes, tag, curves))
     return values
-
-
-def unweighted(metrics: Sequence[Any]) -> str | None:
-    """Why sample weights cannot be used with these data metrics (some are not ``weighted``),
-    or None when they can."""
-    refused = [m.label for m in metrics if not optional(m.obj, "weighted")]
-    if not refused:
-        return None
-    return f"metric(s) {', '.join(map(repr, refused))} do not take sample weights; leave out the weights or those metrics"
 
 
 def data_states(

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from evalkit.arrays import host_array
-from evalkit.axes import Axes, Combination, resolve
+from evalkit.axes import Axes, Combination, resolve, unweighted
 from evalkit.config import Spec, as_list, load_config
 from evalkit.data import LabelMatrix, align, named
-from evalkit.engine import Values, data_states, named_values, set_values, summarize, unweighted
+from evalkit.engine import Values, data_states, named_values, set_values, summarize
 from evalkit.errors import DataError
 from evalkit.execute import engine_rows
 from evalkit.items import ItemSets

@@ -23,13 +23,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalkit import budget
-from evalkit.axes import Axes, resolve
+from evalkit.axes import Axes, resolve, unweighted
 from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, as_list
 from evalkit.data import match_classes
-from evalkit.engine import unweighted
 from evalkit.errors import ConfigError, DataError, shortened
+from evalkit.protocols import report_pattern
 from evalkit.registry import Registry
-from evalkit.reporting import report_pattern
 from evalkit.sources import check_inline, declared_classes, find_loader, source_path
 from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
 

@@ -11,6 +11,7 @@ The protocols hold what a kind must provide; what it may provide is declared in
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -112,6 +113,19 @@ class ReportWriter(Component, Protocol):
     suffix: ClassVar[str]
 
     def render(self, results: Results) -> str: ...
+
+
+def report_file(out: Path, writer: ReportWriter) -> Path:
+    """The file ``writer`` writes for ``out`` (the report path without suffix)."""
+    return out.with_name(out.name + writer.suffix)
+
+
+def report_pattern(out: Path, writer: ReportWriter) -> str:
+    """The names of the files ``writer`` writes in ``out``'s folder, as a glob pattern: its
+    :func:`report_file`, or ``out-*`` plus its suffix for a writer of several files (``write``).
+    Here, beside the writer's interface, because the plan checks them before anything is written."""
+    several = optional(writer, "write") is not None
+    return glob.escape(out.name) + ("-*" if several else "") + writer.suffix
 
 
 #: kind name -> (protocol, registration hook)

@@ -27,7 +27,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, ReportError
 from evalkit.progress import Progress
-from evalkit.protocols import optional
+from evalkit.protocols import optional, report_file
 from evalkit.results import Results
 
 #: How long a run waits for another run writing reports into the same folder. Writing even a
@@ -65,18 +65,6 @@ def atomic_write(path: Path, data: str | bytes) -> Path:
             raise ReportError(f"could not write {path}: {exc.strerror or exc}") from exc
         raise
     return path
-
-
-def report_file(out: Path, writer: Any) -> Path:
-    """The file ``writer`` writes for ``out`` (the report path without suffix)."""
-    return out.with_name(out.name + writer.suffix)
-
-
-def report_pattern(out: Path, writer: Any) -> str:
-    """The names of the files ``writer`` writes in ``out``'s folder, as a glob pattern: its
-    :func:`report_file`, or ``out-*`` plus its suffix for a writer of several files (``write``)."""
-    several = optional(writer, "write") is not None
-    return glob.escape(out.name) + ("-*" if several else "") + writer.suffix
 
 
 @dataclass

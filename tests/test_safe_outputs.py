@@ -42,7 +42,8 @@ from evalkit import api
 from evalkit.errors import ConfigError
 from evalkit.pivot import Table, markdown, visible
 from evalkit.plugins import build_registry, default_registry, make_plugin_manager
-from evalkit.reporting import LOCK_NAME, report_pattern, write_reports
+from evalkit.protocols import report_pattern
+from evalkit.reporting import LOCK_NAME, write_reports
 from evalkit_reports import plots
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-CORE = Path(__file__).resolve().parent.parent / "evalkit"
+from test_layers import CORE, imports
+
 HEAVY = ("scipy", "matplotlib", "networkx", "gensim", "rich", "sklearn")
 
 
-def imports_of(path: Path) -> set[str]:
-    """The evalkit modules a module imports anywhere: top level, under TYPE_CHECKING, in functions."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "evalkit":
-            if node.module == "evalkit":  # `from evalkit import x`: the module x, or the package
-                found |= {f"evalkit.{a.name}" if (CORE / f"{a.name}.py").exists() else "evalkit" for a in node.names}
-            else:
-                found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == "evalkit"}
-    return found
-
-
 def graph() -> dict[str, set[str]]:
-    modules = {"evalkit" if p.stem == "__init__" else f"evalkit.{p.stem}": p for p in CORE.glob("*.py")}
-    return {name: imports_of(path) - {name} for name, path in modules.items()}
+    """Each module's evalkit imports anywhere: top level, under TYPE_CHECKING, in functions."""
+    return {path.stem: {i.module for i in imports(path)} - {path.stem} for path in CORE.glob("*.py")}
 
 
 def find_cycle(edges: dict[str, set[str]]) -> list[str]:
