@@ -21,9 +21,10 @@ from evalkit.score_series import ScoreSeries
 MAX_LISTED = 5
 
 
+@functools.lru_cache(maxsize=64)
 def unnamed(n: int) -> tuple[str, ...]:
     """The classes of ``n`` columns that have no names ("0", "1", ...): arrays and lists of
-    rows, or a DataFrame's default columns."""
+    rows, or a DataFrame's default columns. Cached: an Evaluator asks for every batch."""
     return tuple(map(str, range(n)))
 
 
