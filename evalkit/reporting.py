@@ -48,6 +48,8 @@ def atomic_write(path: Path, data: str | bytes) -> Path:
     written (a full disk, a quota) is a :class:`~evalkit.errors.ReportError` naming ``path``."""
     path = Path(path)
     temporary = None
+    if path.is_dir():  # a rename over it would fail only when the set is renamed, half of it done
+        raise ReportError(f"could not write {path}: it is a folder; choose another `out:` name, or move the folder")
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
         with os.fdopen(handle, "wb") as file:
@@ -83,6 +85,7 @@ def write_reports(
     folder's lock (waiting up to ``wait`` seconds for it); failures are collected, not raised."""
     written = Written()
     out.parent.mkdir(parents=True, exist_ok=True)
+    renamed: list[Path] = []
     try:
         with _locked(out.parent, wait, progress), _staging() as staging, _temporaries_removed(out):
             if progress:
@@ -102,10 +105,10 @@ def write_reports(
                     written.failures.append(f"report writer {name!r} could not write {where}: {reason}")
                 if progress:
                     progress.advance(1)
-            staging.commit()
+            staging.commit(renamed)
     except ReportError as exc:  # the folder is locked by another run, or a rename failed
         written.failures.append(str(exc))
-        written.paths = []
+        written.paths = [path for path in written.paths if path in renamed]  # what the folder holds of this run
     return written
 
 
@@ -129,9 +132,10 @@ class _ReportSet:
             temporary.unlink(missing_ok=True)
             del self.staged[temporary]
 
-    def commit(self) -> None:
+    def commit(self, renamed: list[Path]) -> None:
         """Rename every temporary over its report, with SIGINT and SIGTERM held meanwhile, so
-        that an interruption lands before the first rename or after the last."""
+        that an interruption lands before the first rename or after the last; each report
+        renamed is added to ``renamed`` (a rename that fails stops the others)."""
         held = {signal.SIGINT, signal.SIGTERM}
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, held) if hasattr(signal, "pthread_sigmask") else None
         try:
@@ -142,6 +146,7 @@ class _ReportSet:
                 except OSError as exc:
                     raise ReportError(f"could not write {path}: {exc.strerror or exc}") from exc
                 del self.staged[temporary]
+                renamed.append(path)
         finally:
             if blocked is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, blocked)

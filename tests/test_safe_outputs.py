@@ -39,7 +39,7 @@ from run_depth import examples
 
 import evalkit
 from evalkit import api
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, ReportError
 from evalkit.pivot import Table, markdown, visible
 from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.protocols import report_pattern
@@ -802,3 +802,20 @@ def test_the_report_paths_printed_after_a_run_carry_no_escape(tmp_path):
     done = evalkit_cli("run", quick(tmp_path, f"{folder}/r", formats=("csv",)), "-q", check=True)
     assert "\x1b" not in done.stderr and f"{visible(folder)}/r.csv" in done.stderr
     assert (tmp_path / folder / "r.csv").is_file()
+
+
+def test_a_report_name_taken_by_a_folder_fails_that_writer_alone_before_any_rename(tmp_path):
+    """``r.md`` an existing folder: the rename of the set failed half done (the CSV already
+    replaced, nothing listed as written). Now the Markdown writer fails at once, naming the folder,
+    and the others' reports are written and listed."""
+    for file in ("reference.csv", "dwsnet.csv"):
+        (tmp_path / file).write_bytes((QUICKSTART / file).read_bytes())
+    (tmp_path / "results" / "r.md").mkdir(parents=True)
+    config = {"name": "r", "data": {"reference": "reference.csv", "systems": {"s": "dwsnet.csv"}},
+              "report": {"formats": ["csv", "markdown", "json"], "out": "results/r"}}
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    with pytest.raises(ReportError, match=r"^report writer 'markdown': could not write .*r\.md: it is a folder; "
+                                          r"choose another `out:` name, or move the folder$") as caught:
+        evalkit.run(tmp_path / "r.yaml", write_reports=True)
+    assert sorted(Path(p).name for p in caught.value.results.reports) == ["r.csv", "r.json"]
+    assert (tmp_path / "results" / "r.md").is_dir() and (tmp_path / "results" / "r.csv").is_file()
