@@ -40,6 +40,10 @@ from evalkit.results import Row
 from evalkit.streaming import Accumulated, Partial, chunks_of, finish, joined, reduce_rows
 from evalkit.table import CHUNK_ROWS
 
+#: What a wait that ran out raises: on Python 3.10, Dask's waits and asyncio's raise
+#: asyncio.TimeoutError, which became the built-in TimeoutError only in 3.11.
+_TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
+
 #: The reference's key among the sources (system names are the others).
 REFERENCE = ""
 
@@ -85,7 +89,7 @@ def _finished(client: Any, futures: list[Any], timeout: float, cluster: str) -> 
         try:
             settled, pending = wait(pending, timeout=1, return_when="FIRST_COMPLETED")
             pending |= {future for future in settled if future.status == "lost"}  # Dask computes it again
-        except TimeoutError:  # nothing finished for a second: is any worker left?
+        except _TIMEOUTS:  # nothing finished for a second: is any worker left?
             settled = set()
             alone_since = None if client.nthreads() else alone_since or time.monotonic()
             if alone_since is not None and time.monotonic() - alone_since >= timeout:
@@ -311,12 +315,12 @@ def _client(engine: EngineConfig) -> Iterator[tuple[Any, str]]:
     _check_scheduler(engine.address, engine.timeout)
     try:
         client = Client(engine.address, timeout=engine.timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, *_TIMEOUTS, ValueError) as exc:
         raise _unreachable(engine.address, exc) from None
     with client:
         try:
             client.wait_for_workers(1, timeout=engine.timeout)
-        except TimeoutError:
+        except _TIMEOUTS:
             raise EngineError(
                 f"the Dask scheduler at {engine.address} has no worker, and none joined within {engine.timeout:g} s; "
                 f"start workers (`dask worker {engine.address}`), or raise `engine.timeout`"
@@ -338,8 +342,10 @@ def _check_scheduler(address: str, timeout: float) -> None:
     except (OSError, ValueError) as exc:
         raise _unreachable(address, exc) from None
 
-    async def identity() -> Any:
-        comm = await connect(address, timeout=timeout)
+    from distributed.security import Security
+
+    async def identity() -> Any:  # with the client's security settings, so a tls:// scheduler answers
+        comm = await connect(address, timeout=timeout, **Security().get_connection_args("client"))
         try:
             await comm.write({"op": "identity", "reply": True})
             return await comm.read()
@@ -349,7 +355,7 @@ def _check_scheduler(address: str, timeout: float) -> None:
     with ThreadPoolExecutor(1) as thread:  # an event loop of its own, whoever calls
         try:
             reply = thread.submit(asyncio.run, asyncio.wait_for(identity(), timeout)).result()
-        except TimeoutError:
+        except _TIMEOUTS:
             raise EngineError(
                 f"{address!r} is not a Dask scheduler: it accepted the connection but did not answer in Dask's "
                 f"protocol within {timeout:g} s; give the scheduler's address (its port is 8786 unless set "
