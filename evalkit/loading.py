@@ -254,18 +254,23 @@ def read_parquet(path: Path, cell_bytes: int, becoming: str) -> Any:
             raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
+#: Bytes a value of each fixed-width Parquet physical type takes once read.
+_WIDTHS = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+
+
 def _inflated(meta: Any) -> int:
-    """The bytes a file's columns take once read, from its footer: a column of fixed width
-    takes rows x width; a text column its uncompressed pages, and an offset per row."""
-    schema = meta.schema.to_arrow_schema()
+    """The bytes a file's columns take once read, from its footer: a leaf column of fixed width
+    takes rows x width; a text or nested one its uncompressed pages, and an offset per row.
+    The footer's columns are leaves (a struct of two fields is two), so each is sized by its
+    own physical type, not by the Arrow schema's top-level fields."""
     total = 0
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
         for c in range(group.num_columns):
-            try:
-                total += group.num_rows * schema.field(c).type.byte_width
-            except ValueError:  # text, or another type without a fixed width
-                total += group.column(c).total_uncompressed_size + 8 * group.num_rows
+            column = group.column(c)
+            width = _WIDTHS.get(column.physical_type)
+            fixed = width is not None and column.path_in_schema.count(".") == 0
+            total += group.num_rows * width if fixed else column.total_uncompressed_size + 8 * group.num_rows
     return total
 
 

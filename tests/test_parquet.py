@@ -86,3 +86,25 @@ def test_a_file_that_is_not_parquet_is_an_error_naming_it(tmp_path):
     path.write_bytes(b"PAR1 this is not a parquet file PAR1")
     with pytest.raises(DataError, match="broken.parquet: not a readable Parquet file"):
         evalkit.evaluate(str(path), np.zeros((1, 1)))
+
+
+def test_a_nested_column_is_sized_by_its_leaves_and_named(tmp_path):
+    """A struct column has two leaf columns in the footer but one field in the schema: sizing the
+    footer's columns by the schema's fields ran past its end (IndexError, an internal error).
+    Each leaf is sized by its own type; the struct is then named as a column that is no number."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evalkit.loading import _inflated
+
+    path = tmp_path / "nested.parquet"
+    pq.write_table(pa.table({"id": ["a", "b"], "s": pa.array([{"x": 1.0, "y": 2.0}] * 2), "speech": [0.1, 0.2]}), path)
+    meta = pq.read_metadata(path)
+    group = meta.row_group(0)
+    leaves = [group.column(c) for c in range(group.num_columns)]
+    assert [c.path_in_schema for c in leaves] == ["id", "s.x", "s.y", "speech"]
+    # fixed width only for the top-level double; the text and the struct's leaves by their pages
+    pages = sum(c.total_uncompressed_size + 8 * 2 for c in leaves[:3])
+    assert _inflated(meta) == pages + 2 * 8
+    with pytest.raises(DataError, match=rf"^{path}: column\(s\) 's' are not numbers"):
+        evalkit.evaluate(path, path)
