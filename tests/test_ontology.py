@@ -512,3 +512,17 @@ def test_ontology_from_a_networkx_graph():
 def test_read_ontology_is_not_cached(tmp_path):
     path = write_edgelist(tmp_path)
     assert read_ontology(path) is not read_ontology(path)
+
+
+def test_similarities_that_cannot_fit_are_refused_before_the_distances_are_computed(tmp_path, monkeypatch):
+    """Room for the distances (2 x 8 n^2 bytes) but not for them and the similarity table with its
+    temporaries (6 x 8 n^2): refused before the all-pairs work, naming both, not after it."""
+    n = len(NODES)
+    monkeypatch.setattr("evalkit.budget.available_memory", lambda: 3 * 8 * n * n)
+    sim = similarity(write_graphml(tmp_path))
+    from evalkit.budget import human
+
+    with pytest.raises(DataError, match=rf"the distances and similarities between its {n} nodes \({n} x {n}\) would "
+                                        rf"take {human(6 * 8 * n * n)} of memory, but {human(3 * 8 * n * n)} is available"):
+        sim.table()
+    assert sim.ontology._distances is None  # nothing computed

@@ -310,13 +310,18 @@ class Ontology:
 
     # -- distances -----------------------------------------------------------------------------
 
+    def check_distances_fit(self) -> None:
+        """Refuse an ontology whose all-pairs distances cannot fit (scipy's result, then this
+        one), before minutes of work, not after."""
+        n = len(self)
+        check_memory(2 * 8 * n * n, self.source, f"the distances between its {n:,} nodes ({n:,} x {n:,} float64)")
+
     def all_pairs(self) -> np.ndarray:
         """The (n, n) float64 hop counts between all nodes (read-only; ``inf`` when
         disconnected), computed at the first call and then kept (and cached on disk with
         ``cache_dir``)."""
         if self._distances is None:
-            n = len(self)  # scipy's result, then this one: before minutes of work, not after
-            check_memory(2 * 8 * n * n, self.source, f"the distances between its {n:,} nodes ({n:,} x {n:,} float64)")
+            self.check_distances_fit()
             distances = self._read_cache()
             if distances is None:
                 distances = self._compute()
@@ -761,9 +766,15 @@ class OntologySimilarity(BaseComponent[OntologyParams]):
         if self._table is None:
             ontology, p = self.ontology, self.params
             n = len(ontology)
+            # the table, and the temporaries of similarity_from_distance and max_finite_distance,
+            # beside the distances (with scipy's copy, while they are computed): checked before
+            # minutes of all-pairs work, not after
+            computing = ontology._distances is None
+            if computing:
+                ontology.check_distances_fit()  # alone first: the message names what cannot fit at all
+            check_memory((5 + computing) * 8 * n * n, ontology.source,
+                         f"the distances and similarities between its {n:,} nodes ({n:,} x {n:,})")
             distances = ontology.all_pairs()
-            # the table, and the temporaries of similarity_from_distance and max_finite_distance
-            check_memory(4 * 8 * n * n, ontology.source, f"the similarities between its {n:,} nodes ({n:,} x {n:,})")
             table = similarity_from_distance(
                 distances, p.function, d_max=ontology.max_finite_distance,
                 scale=p.scale, max_distance=p.max_distance,
