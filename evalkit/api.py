@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
 
 from evalkit.config import EngineConfig, RunConfig, Spec, load_config
-from evalkit.errors import ConfigError, DataError, ReportError
+from evalkit.errors import ConfigError, ReportError
 from evalkit.evaluator import Evaluator
 from evalkit.execute import execute
 from evalkit.keywords import suggest_keywords
@@ -26,6 +26,7 @@ from evalkit.registry import Registry
 from evalkit.reporting import write_reports
 from evalkit.results import Results
 from evalkit.version import __version__
+from evalkit.weights import none_counts
 
 __all__ = ["evaluate", "plan", "results_of", "run", "write_plan_reports"]
 
@@ -67,7 +68,7 @@ def evaluate(
     )
     evaluator.update(reference, prediction, sample_weight=sample_weight)
     if sample_weight is not None and evaluator.state().n_samples == 0:  # the weights' sum: none counts
-        raise DataError("sample_weight: every weight is 0, so no sample would count; give some sample a weight > 0")
+        raise none_counts("sample_weight")
     values = evaluator.values()
     out: dict[str, Any] = {}
     for measure, value in values.items():

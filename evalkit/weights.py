@@ -32,8 +32,13 @@ def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> 
     """
     values = _matched(weights, reference)
     if not values.any():
-        raise DataError(f"{weights.source}: every weight is 0, so no sample would count")
+        raise none_counts(weights.source)
     return values
+
+
+def none_counts(where: str) -> DataError:
+    """The error for weights that are all 0 (a config's `data: weights:`, `evaluate()`)."""
+    return DataError(f"{where}: every weight is 0, so no sample would count; give some sample a weight > 0")
 
 
 def batch_weights(sample_weight: Any, reference: LabelMatrix | ItemSets) -> np.ndarray:
