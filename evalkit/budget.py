@@ -189,10 +189,13 @@ def memory_limits(cgroup_root: Path = Path("/sys/fs/cgroup"), membership: Path =
     return limits
 
 
-def limited_by(available: int) -> str:
-    """`` (under the process limit RLIMIT_AS, ulimit -v)``: the limit that leaves ``available``
-    bytes, when it is not the machine's own memory, for a message; else nothing."""
-    name = next((name for name, left in memory_limits().items() if left == available), "MemAvailable")
+def limited_by() -> str:
+    """`` (under the process limit RLIMIT_AS, ulimit -v)``: the tightest limit, which left the
+    bytes available that a message gives, when it is not the machine's own memory; else nothing.
+    Read again only for the message (an error path): the bytes left under each limit move
+    between two reads, so the tightest is named, not the one whose bytes equal the figure given."""
+    limits = memory_limits()
+    name = min(limits, key=limits.__getitem__) if limits else "MemAvailable"
     return "" if name == "MemAvailable" else f" (under {name})"
 
 
@@ -295,7 +298,7 @@ def building(what: str, lower: str = "the data or the settings it grows with") -
 def out_of_memory(doing: str, lower: str) -> EngineError:
     """The error of a ``MemoryError`` raised while ``doing`` (``building the scores of x``)."""
     available = available_memory()
-    room = "" if available is None else f"; {human(available)} is available{limited_by(available)}"
+    room = "" if available is None else f"; {human(available)} is available{limited_by()}"
     return EngineError(f"ran out of memory {doing}{room}: lower {lower}, or raise the limit")
 
 

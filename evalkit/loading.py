@@ -229,7 +229,7 @@ def check_memory(nbytes: int, where: str, what: str) -> None:
     if available is not None and nbytes > available:
         raise DataError(
             f"{where}: {what} would take {budget.human(nbytes)} of memory, but {budget.human(available)} is "
-            f"available{budget.limited_by(available)}; use a smaller file, or a machine with more memory"
+            f"available{budget.limited_by()}; use a smaller file, or a machine with more memory"
         )
 
 

@@ -313,5 +313,5 @@ def _check_memory(needs: list[budget.Need], where: Where) -> None:
     parts = "; ".join(f"{n.what}: {budget.human(n.bytes)}" for n in sorted(needs, key=lambda n: -n.bytes) if n.bytes)
     raise ConfigError(
         f"{where(*largest.key)}: this run would need about {budget.human(total)} of memory ({parts}), but "
-        f"{budget.human(available)} is available{budget.limited_by(available)}; lower {largest.lower}"
+        f"{budget.human(available)} is available{budget.limited_by()}; lower {largest.lower}"
     )
