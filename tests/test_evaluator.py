@@ -564,3 +564,16 @@ def test_an_empty_batch_is_refused_and_changes_nothing():
         with pytest.raises(DataError, match=r"^reference: no data \(shape \(0, \d\)\); give at least one sample"):
             evalkit.evaluate(batch, batch)
     assert ev.values() == before
+
+
+def test_states_of_the_same_classes_in_another_order_do_not_merge():
+    """A batch is aligned by name, but states add column by column: the same classes in another
+    order are refused, saying so, not summed across classes."""
+    rng = np.random.default_rng(5)
+    ref, pred = rng.random((4, 3)), rng.random((4, 3))
+    first = evalkit.Evaluator(classes=["a", "b", "c"]).update(ref, pred)
+    other = evalkit.Evaluator(classes=["c", "a", "b"]).update(ref, pred).state()
+    with pytest.raises(DataError, match=r"^the state merged in has 3 classes \('c', 'a', 'b'\), but the evaluation state "
+                                        r"it joins has 3 classes \('a', 'b', 'c'\): the same classes in another order "
+                                        r"\(states merge column by column\)\. "):
+        first.merge(other)

@@ -100,6 +100,10 @@ MISTAKES = {
     "unknown component": (with_({"tnorm": "hamacker"}), "Did you mean 'hamacher'"),
     "parameter a component rejects": (with_({"tnorm": {"name": "hamacher", "q": 1}}), "unknown parameter 'q'"),
     "component listed twice": (with_({"averaging": ["micro", "micro"]}), "listed twice"),
+    "inline data a number": (with_({"data.reference": 3}), "inline data is a list of rows; got the number 3"),
+    "inline values a text": (
+        with_({"data.reference": {"values": "ab"}}), "inline `values` is a list of rows; got 'ab'",
+    ),
     "inline ids a number": (with_({"data.reference": {"values": [[1, 0]], "ids": 1}}), "inline `ids` is a list of names"),
     "inline ids infinite": (with_({"data.reference": {"values": [[1, 0]], "ids": float("inf")}}), "got inf"),
     "inline classes a number": (
