@@ -53,6 +53,13 @@ def keyed(name: str, test: str) -> Config:
     return config
 
 
+def agreement(name: str) -> Config:
+    """A bundled config's rank agreement with Poisson intervals, and no paired test."""
+    config = with_poisson(name)
+    config["statistics"]["agreement"] = True
+    return config
+
+
 def weighted(folder: Path) -> Config:
     """quickstart with Poisson intervals and a weights file (an id column and a weight per
     sample, seeded, some 0) in the reference's order."""
@@ -113,9 +120,11 @@ CASES = {
     "items_files": Case(lambda folder: with_poisson("countries"), refused=ITEMS),
     "events": Case(lambda folder: with_poisson("events"), refused=ITEMS),
     "sound_events": Case(lambda folder: with_poisson("sound_events"), refused=ITEMS),
-    "sweep": Case(lambda folder: bundled("figure1"), refused=takes_not("a sweep")),
+    "sweep": Case(lambda folder: with_poisson("figure1"), refused=takes_not("a sweep")),
     "weights": Case(weighted, refused=takes_not("sample weights")),
     "runs": Case(several_runs, refused=takes_not("several runs of a system")),
+    "agreement": Case(lambda folder: agreement("tnorms"), ("rows", "agreement"),
+                      takes_not("paired tests or rank agreement")),
     "paired_permutation": Case(lambda folder: keyed("tnorms", "permutation"), ("rows", "comparisons", "agreement"), KEYED),
     "paired_bootstrap": Case(lambda folder: keyed("tnorms", "bootstrap"), ("rows", "comparisons", "agreement"), KEYED),
 }
