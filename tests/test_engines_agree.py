@@ -1,6 +1,6 @@
 """Every engine gives the in-memory numbers (issue 24). Each kind of run the bundled configs hold
 (plain matrices, item lists, event lists, a sweep, sample weights, several runs of a system,
-paired tests with rank agreement) is run three ways: in memory on the files as they are,
+rank agreement, paired tests) is run three ways: in memory on the files as they are,
 streamed from files sorted by sample id, and on a real LocalCluster from files whose rows are
 shuffled, read in several blocks. The three give the same result rows (value and interval),
 paired comparisons and rank agreement. Statistics draw by sample id in all three (the Poisson
@@ -127,9 +127,9 @@ def bundled_plans() -> list:
 def test_no_does_not_take_refusal_is_left_but_the_bounded_state_one(name, engine, monkeypatch):
     """Every bundled config plans streamed and on Dask (the plan only: no data is read, no
     cluster started). The one refusal left is a metric that needs all of its data (an exact
-    ranking), made at the metric (naming its bounded variant, map_binned for map); any other, at the engine's key
-    or elsewhere, is one the engines were to lose, whether or not it says "does not take" (the
-    item-list refusal today does not)."""
+    ranking), made at the metric, which names its bounded variant (map_binned for map); any
+    other, at the engine's key or elsewhere, is one the engines were to lose, whether or not it
+    says "does not take" (today's refusal of item lists does not)."""
     monkeypatch.chdir(CONFIGS)
     config = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text(encoding="utf-8"))
     if engine == "stream":
