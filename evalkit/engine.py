@@ -178,7 +178,10 @@ def joined_rows(parts: Sequence[Any]) -> Any:
         return parts[0]
     if isinstance(parts[0], np.ndarray):
         return np.concatenate(parts)
-    return replace(parts[0], samples=tuple(s for p in parts for s in p.samples), ids=None)
+    samples = parts[0].samples
+    for part in parts[1:]:
+        samples = samples + part.samples  # score series stay series; event columns become rows
+    return replace(parts[0], samples=samples, ids=None)
 
 
 def prepared(axes: Axes, classes: Sequence[str]) -> None:

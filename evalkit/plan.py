@@ -157,7 +157,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     if kind == "matrix":
         _check_classes(plan)
     if cfg.data.stream:
-        _check_partitioned(cfg, kind, where("data", "stream"), "a streamed run", "run without `stream: true`")
+        _check_partitioned(kind, where("data", "stream"), "a streamed run")
     if cfg.engine.name == "dask":
         _check_dask(cfg, kind, where)
     if cfg.data.weights is not None:
@@ -186,23 +186,11 @@ def _check_classes(plan: Plan) -> None:
             match_classes(reference, declared)
 
 
-def _check_partitioned(cfg: RunConfig, kind: str, place: str, run: str, instead: str) -> None:
+def _check_partitioned(kind: str, place: str, run: str) -> None:
     """What a streamed run (or a Dask run, which reduces partitions as a streamed run reduces
-    chunks) cannot reduce, refused at its key rather than silently: draws over all the samples
-    at once (the multinomial bootstrap, BCa, unkeyed tests), whose keyed alternative is named."""
+    chunks) cannot read, refused at its key rather than silently."""
     if kind != "matrix":
         raise ConfigError(f"{place}: {run} reads membership matrices; this run's representations read item lists")
-    statistics = cfg.statistics
-    refused = []
-    if statistics is not None and statistics.bootstrap is not None and statistics.bootstrap.method != "poisson":
-        refused.append(f"`bootstrap.method: {statistics.bootstrap.method}`, which draws over all the samples at once "
-                       "(use `method: poisson`, keyed by sample id)")
-    if statistics is not None and statistics.test is not None and not statistics.test.keyed:
-        refused.append("paired tests drawn over all the samples at once (add `test.keyed: true`: draws keyed by "
-                       "sample id, the same numbers in memory)")
-    if refused:
-        raise ConfigError(f"{place}: {run} reduces its data in parts, so it cannot take {'; or '.join(refused)}; "
-                          f"or {instead}")
 
 
 def _check_dask(cfg: RunConfig, kind: str, where: Where) -> None:
@@ -212,7 +200,7 @@ def _check_dask(cfg: RunConfig, kind: str, where: Where) -> None:
     place = where("engine")
     if importlib.util.find_spec("distributed") is None:
         raise ConfigError(f"{place}: the Dask engine needs Dask's distributed scheduler: pip install 'evalkit[dask]'")
-    _check_partitioned(cfg, kind, place, "a Dask run", "use `engine: local`")
+    _check_partitioned(kind, place, "a Dask run")
 
 
 def plan_source(value: Any, role: str, system: str | None, where: str, base: Path, registry: Registry, kind: str) -> Source:

@@ -309,6 +309,8 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
                 f"{sweep.where}: no sample {', '.join(map(repr, unseen))} in the data; the sweep's samples are sample ids "
                 "of the reference (data without ids has none: give the files an id column)"
             )
+    for note in settings.notes:
+        out.note(note)
     if tally.added:
         out.note(empty_reference_note(tally.added))
     for note in tally.notes:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.config import RunConfig
+from evalkit.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Settings:
     statistics: Statistics | None
     sweep: Sweep | None
     engine: Engine
+    notes: tuple[str, ...] = ()  # what the settings made of the config, to say in the results
 
     @property
     def partitioned(self) -> bool:
@@ -89,23 +91,43 @@ class Settings:
 
 
 def settings_of(config: RunConfig, baseline: str | None, where: Any) -> Settings:
-    """The settings of a checked config; ``baseline`` is the test's resolved baseline."""
-    data, stats = config.data, config.statistics
+    """The settings of a checked config; ``baseline`` is the test's resolved baseline.
+
+    A streamed or Dask run reduces its data in parts, so its draws are keyed by sample id: a
+    multinomial bootstrap (percentile, BCa) becomes the Poisson bootstrap, and paired tests draw
+    by id, each said in :attr:`Settings.notes`."""
+    data, stats, engine = config.data, config.statistics, config.engine
+    partitioned = data.stream or engine.name == "dask"
+    how = "a streamed run" if data.stream else "a Dask run"
+    notes: list[str] = []
     statistics = None
     if stats is not None:
-        boot, test = stats.bootstrap, stats.test
-        statistics = Statistics(
-            stats.level,
-            None if boot is None else Bootstrap(boot.method, boot.resamples, boot.seed),
-            None if test is None or baseline is None else Test(test.method, test.resamples, test.seed, baseline, test.keyed),
-            stats.agreement,
-        )
+        bootstrap = None
+        if stats.bootstrap is not None:
+            method = stats.bootstrap.method
+            if partitioned and method != "poisson":
+                notes.append(f"bootstrap: Poisson resamples keyed by sample id, not `method: {method}`: {how} reduces "
+                             "its data in parts, and only keyed draws add up across them (`method: poisson` in "
+                             "memory gives the same numbers)")
+                method = "poisson"
+            bootstrap = Bootstrap(method, stats.bootstrap.resamples, stats.bootstrap.seed)
+        test = None
+        if stats.test is not None and baseline is not None:
+            keyed = stats.test.keyed
+            if keyed is False and partitioned:
+                raise ConfigError(
+                    f"{where('statistics', 'test', 'keyed')}: {how} reduces its data in parts, so its paired tests draw "
+                    "by sample id; leave out `keyed: false`"
+                )
+            if keyed is None:
+                keyed = partitioned or (bootstrap is not None and bootstrap.keyed)
+            test = Test(stats.test.method, stats.test.resamples, stats.test.seed, baseline, keyed)
+        statistics = Statistics(stats.level, bootstrap, test, stats.agreement)
     sweep = config.sweep
-    engine = config.engine
     return Settings(
         data.missing, data.clip, None if data.classes is None else tuple(data.classes), data.stream, statistics,
         None if sweep is None else Sweep(
             sweep.vary, None if sweep.samples is None else tuple(sweep.samples), where("sweep", "samples"),
         ),
-        Engine(engine.name, engine.address, engine.workers, engine.partition_rows, engine.timeout),
+        Engine(engine.name, engine.address, engine.workers, engine.partition_rows, engine.timeout), tuple(notes),
     )

@@ -103,16 +103,6 @@ ITEMS = {
     "stream": "data.stream: a streamed run reads membership matrices; this run's representations read item lists",
     "dask": "engine: a Dask run reads membership matrices; this run's representations read item lists",
 }
-KEYED = {"memory": "config: unknown key 'statistics.test.keyed'. Did you mean 'seed'? Allowed here: method, "
-                   "resamples, baseline, seed"}
-
-
-def takes_not(what: str) -> dict[str, str]:
-    """Today's refusal of ``what`` on each engine."""
-    return {"stream": f"data.stream: a streamed run does not take {what} (yet); run without `stream: true`",
-            "dask": f"engine: a Dask run does not take {what} (yet); use `engine: local`"}
-
-
 CASES = {
     "matrices": Case(lambda folder: with_poisson("quickstart")),
     "items_keywords": Case(lambda folder: bundled("soft_keywords"), refused=ITEMS),
@@ -120,13 +110,12 @@ CASES = {
     "items_files": Case(lambda folder: with_poisson("countries"), refused=ITEMS),
     "events": Case(lambda folder: with_poisson("events"), refused=ITEMS),
     "sound_events": Case(lambda folder: with_poisson("sound_events"), refused=ITEMS),
-    "sweep": Case(lambda folder: with_poisson("figure1"), refused=takes_not("a sweep")),
-    "weights": Case(weighted, refused=takes_not("sample weights")),
-    "runs": Case(several_runs, refused=takes_not("several runs of a system")),
-    "agreement": Case(lambda folder: agreement("tnorms"), ("rows", "agreement"),
-                      takes_not("paired tests or rank agreement")),
-    "paired_permutation": Case(lambda folder: keyed("tnorms", "permutation"), ("rows", "comparisons", "agreement"), KEYED),
-    "paired_bootstrap": Case(lambda folder: keyed("tnorms", "bootstrap"), ("rows", "comparisons", "agreement"), KEYED),
+    "sweep": Case(lambda folder: with_poisson("figure1")),
+    "weights": Case(weighted),
+    "runs": Case(several_runs),
+    "agreement": Case(lambda folder: agreement("tnorms"), ("rows", "agreement")),
+    "paired_permutation": Case(lambda folder: keyed("tnorms", "permutation"), ("rows", "comparisons", "agreement")),
+    "paired_bootstrap": Case(lambda folder: keyed("tnorms", "bootstrap"), ("rows", "comparisons", "agreement")),
 }
 
 

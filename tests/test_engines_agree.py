@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from distributed import LocalCluster
-from engine_cases import CASES, CONFIGS, ITEMS, Case, by_id, on_dask, reordered, shuffled, streamed, takes_not
+from engine_cases import CASES, CONFIGS, ITEMS, Case, by_id, on_dask, reordered, shuffled, streamed
 
 import evalkit
 from evalkit.api import plan
@@ -109,8 +109,6 @@ def test_a_dask_run_from_shuffled_files_gives_the_in_memory_numbers(case, cluste
 #: What each engine refuses of the bundled configs today (any refusal, whatever its words).
 REFUSED_PLANS = {
     **dict.fromkeys(["countries", "desed", "events", "ontology_labels", "soft_keywords", "sound_events"], ITEMS),
-    "figure1": takes_not("a sweep"),
-    "tnorms": takes_not("paired tests or rank agreement, bootstrap intervals other than `method: poisson`"),
 }
 
 

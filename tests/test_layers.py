@@ -24,10 +24,11 @@ CORE = ROOT / "evalkit"
 #: Lowest first. A module may import from its own layer (``test_structure`` keeps that acyclic) or below.
 LAYERS: list[tuple[str, list[str]]] = [
     ("leaves", "errors version keywords progress provenance stats gather optional measures budget loading yamlfile".split()),
-    ("data types", "components score_series items data table cells results config arrays weights time_units state".split()),
+    ("data types",
+     "components score_series items data table cells results config arrays weights time_units state settings".split()),
     ("plugin boundary", "protocols contracts registry hookspecs plugins testing scaffold".split()),
     ("plan", "axes sweeps sources plan".split()),
-    ("run", "engine uncertainty streaming dask_engine execute evaluator".split()),
+    ("run", "engine uncertainty reduction streaming dask_engine execute evaluator".split()),
     ("presentation", "reporting pivot fit glossary".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers
     # are plugins); like api.py it is a way in, and nothing inside evalkit imports it.
