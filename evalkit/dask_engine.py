@@ -21,7 +21,7 @@ import logging
 import operator
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from evalkit import budget
+from evalkit import budget, stats
 from evalkit.data import LabelMatrix, match_classes
 from evalkit.errors import DataError, EngineError, shortened
 from evalkit.loading import unique_ids
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
-from evalkit.reduction import Tally, prepare, reduce_partition
+from evalkit.reduction import Data, Tally, prepare, reduce_partition
 from evalkit.settings import Engine
 from evalkit.streaming import Partial, chunks_of, joined, reduce_rows
 from evalkit.table import CHUNK_ROWS
@@ -56,7 +56,8 @@ def dask_tally(plan: Plan, progress: Progress | None = None) -> tuple[Tally, str
     with _client(engine) as (client, cluster):
         shipped = client.submit(_held, plan, pure=False)
         by_id = _has_ids(plan)
-        leaves, planned, total = (_by_id if by_id else _by_position)(client, shipped, plan, sizes)
+        grouped = _by_id if plan.kind == "matrix" else _items_by_id
+        leaves, planned, total = (grouped if by_id else _by_position)(client, shipped, plan, sizes)
         if progress:
             progress.start(f"reading on {cluster}", sum(planned.values()))
         for done in _finished(client, [*leaves, total], engine.timeout, cluster):
@@ -121,7 +122,7 @@ def _cancelled(cluster: str, exc: BaseException) -> EngineError:
 
 
 def _has_ids(plan: Plan) -> bool:
-    """Whether the reference names its samples: a look at its first row, on the client."""
+    """Whether the reference names its samples: a look at its first row."""
     first = next(chunks_of(plan, plan.reference, rows=1), None)
     return first is not None and first.ids is not None
 
@@ -146,6 +147,7 @@ def _by_id(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Task
     import dask.dataframe as dd
 
     like = next(chunks_of(plan, plan.reference, rows=1))[:0]  # the reference's classes
+    assert isinstance(like, LabelMatrix), "matrices are grouped by this shuffle"
     blocks = {key: partitions(size, plan.job.settings.engine.partition_rows) for key, size in sizes.items()}
     read, planned = [], {}
     for index, (key, ranges) in enumerate(blocks.items()):
@@ -156,6 +158,45 @@ def _by_id(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Task
     groups = rows.shuffle("id", npartitions=max(len(ranges) for ranges in blocks.values()))
     sums = [client.submit(_group, shipped, part, like.classes, pure=False) for part in client.compute(groups.to_delayed())]
     return read, planned, _tree(client, sums)
+
+
+def _items_by_id(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Tasks:
+    """Item lists with ids (their loaders read a file whole): each file is read once, by a task
+    that splits its samples into groups by a hash of their ids (:func:`_split`); each group is a
+    task that takes its part of every file, aligns the samples by id and adds them up."""
+    count = max(1, -(-sizes[REFERENCE] // plan.job.settings.engine.partition_rows))
+    splits = {key: client.submit(_split, shipped, key, count, pure=False) for key in sizes}
+    planned = {future.key: sizes[key] for key, future in splits.items()}
+    groups = [
+        client.submit(_item_group, shipped, *[client.submit(operator.getitem, split, g, pure=False)
+                                              for split in splits.values()], pure=False)
+        for g in range(count)
+    ]
+    return list(splits.values()), planned, _tree(client, groups)
+
+
+def _split(plan: Plan, key: str, count: int) -> list[Data]:
+    """One task: the ``key`` source read whole, its samples in ``count`` groups by a hash of
+    their ids (in file order within a group), the same group for an id in every file."""
+    whole = joined(list(chunks_of(plan, _sources(plan)[key])))
+    if whole.ids is None:
+        raise DataError(f"{whole.source}: no sample ids, but the reference has them; give every file the same ids")
+    group = stats.sample_keys(whole.ids, len(whole)) % np.uint64(count)
+    parts = []
+    for g in range(count):
+        rows = np.flatnonzero(group == g)
+        parts.append(replace(whole.take(rows), ids=tuple(whole.ids[r] for r in rows)))
+    return parts
+
+
+def _item_group(plan: Plan, *parts: Data) -> Partial:
+    """One task: a group's samples of every source (``parts``, in :func:`_sources`' order),
+    aligned by id and reduced."""
+    sides = dict(zip(_sources(plan), parts))
+    systems = {name: [sides[_key(name, run)] for run in range(len(runs))] for name, runs in plan.systems.items()}
+    weights = sides.get(WEIGHTS)
+    assert weights is None or isinstance(weights, LabelMatrix), "weights are a matrix"
+    return _reduced(plan, sides[REFERENCE], systems, weights)
 
 
 def _tree(client: Any, futures: list[Any]) -> Any:
@@ -240,6 +281,7 @@ def _read(plan: Plan, key: str, start: int, stop: int | None) -> tuple[LabelMatr
     if not sum(len(p) for p in parts):
         return None, 0
     block = joined(parts)
+    assert isinstance(block, LabelMatrix), "matrices are read in blocks"
     if key == WEIGHTS:
         return block, 0
     if key == REFERENCE:
@@ -265,14 +307,23 @@ def _group(plan: Plan, frame: Any, classes: tuple[str, ...]) -> Partial:
     if plan.weights is not None:
         packed = (sides[WEIGHTS] or _empty(sources[WEIGHTS], reference))[0]
         weights = replace(packed, values=packed.values[:, :1], classes=("weight",))
+    clipped = {name: sum(side[2] for run in range(len(runs)) if (side := sides[_key(name, run)]) is not None)
+               for name, runs in plan.systems.items()}
+    return _reduced(plan, reference, systems, weights, {name: count for name, count in clipped.items() if count})
+
+
+def _reduced(
+    plan: Plan, reference: Data, systems: Mapping[str, Sequence[Data]], weights: LabelMatrix | None,
+    clipped: dict[str, int] | None = None,
+) -> Partial:
+    """A group's samples of every source, prepared and reduced; ``clipped``: values clipped as
+    its blocks were read."""
     try:
         partition, notes = prepare(plan.job, reference, systems, weights)
     except DataError as exc:
         raise DataError(f"{exc} (found among the samples of one group of ids: the Dask engine aligns the "
                         "samples in groups by a hash of their ids, so other groups may hold more)") from None
-    clipped = {name: sum(side[2] for run in range(len(runs)) if (side := sides[_key(name, run)]) is not None)
-               for name, runs in plan.systems.items()}
-    notes.clipped = {name: count for name, count in clipped.items() if count}
+    notes.clipped = clipped or {}
     return Partial(0, notes + reduce_partition(plan.job, partition), rows=len(partition.reference))
 
 

@@ -90,7 +90,15 @@ class Intervals(Sequence[tuple[Items, ...]]):
     def __hash__(self) -> int:
         return hash(self._rows)
 
-    def __add__(self, other: Sequence[tuple[Items, ...]]) -> tuple[tuple[Items, ...], ...]:
+    def __add__(self, other: Sequence[tuple[Items, ...]]) -> Intervals | tuple[tuple[Items, ...], ...]:
+        """These samples, then ``other``'s: still columns when ``other`` is intervals of as many
+        classes (parts of one event list, read apart)."""
+        if isinstance(other, Intervals) and other.n_classes == self.n_classes and other.merge == self.merge:
+            return Intervals(
+                np.r_[self.sample, other.sample + self.n_samples], np.r_[self.klass, other.klass],
+                np.r_[self.onset, other.onset], np.r_[self.offset, other.offset], self.n_samples + other.n_samples,
+                self.n_classes, self.merge,
+            )
         return self._rows + tuple(other)
 
     def __radd__(self, other: Sequence[tuple[Items, ...]]) -> tuple[tuple[Items, ...], ...]:

@@ -156,10 +156,8 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     plan = Plan(loaded, registry, where, axes, kind, reference, systems, job)
     if kind == "matrix":
         _check_classes(plan)
-    if cfg.data.stream:
-        _check_partitioned(kind, where("data", "stream"), "a streamed run")
     if cfg.engine.name == "dask":
-        _check_dask(cfg, kind, where)
+        _check_dask(where)
     if cfg.data.weights is not None:
         plan.weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
         refused = unweighted(axes.data_metrics)
@@ -186,21 +184,12 @@ def _check_classes(plan: Plan) -> None:
             match_classes(reference, declared)
 
 
-def _check_partitioned(kind: str, place: str, run: str) -> None:
-    """What a streamed run (or a Dask run, which reduces partitions as a streamed run reduces
-    chunks) cannot read, refused at its key rather than silently."""
-    if kind != "matrix":
-        raise ConfigError(f"{place}: {run} reads membership matrices; this run's representations read item lists")
-
-
-def _check_dask(cfg: RunConfig, kind: str, where: Where) -> None:
-    """A Dask run needs Dask's distributed scheduler, and data a streamed run can read."""
+def _check_dask(where: Where) -> None:
+    """A Dask run needs Dask's distributed scheduler."""
     import importlib.util
 
-    place = where("engine")
     if importlib.util.find_spec("distributed") is None:
-        raise ConfigError(f"{place}: the Dask engine needs Dask's distributed scheduler: pip install 'evalkit[dask]'")
-    _check_partitioned(kind, place, "a Dask run")
+        raise ConfigError(f"{where('engine')}: the Dask engine needs Dask's distributed scheduler: pip install 'evalkit[dask]'")
 
 
 def plan_source(value: Any, role: str, system: str | None, where: str, base: Path, registry: Registry, kind: str) -> Source:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -27,44 +28,43 @@ from evalkit.loading import not_times_or_ids
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
 from evalkit.protocols import optional
-from evalkit.reduction import Tally, prepare, reduce_partition
+from evalkit.reduction import Data, Tally, prepare, reduce_partition
 from evalkit.sources import load_source, with_classes
 from evalkit.table import CHUNK_ROWS
 
 
 def chunks_of(
     plan: Plan, source: Source, rows: int = CHUNK_ROWS, start: int = 0, stop: int | None = None,
-) -> Iterator[LabelMatrix]:
-    """The source's rows ``start`` to ``stop`` (to its end by default) as matrices of exactly
-    ``rows`` rows (the last one shorter), with the classes ``data.classes`` names or selects, as
-    in memory."""
+) -> Iterator[Data]:
+    """The source's rows (samples) ``start`` to ``stop`` (to its end by default) as matrices (or
+    item sets) of exactly ``rows`` rows (the last one shorter), with the classes
+    ``data.classes`` names or selects, as in memory."""
     selected = plan.job.settings.classes
-    for chunk in _until(_chunks(source, rows, start), rows, None if stop is None else stop - start):
-        if selected is None and source.loader is not None:
-            not_times_or_ids(chunk.classes, chunk.source)
-        placed = replace(chunk, first_row=start)
-        part = placed if selected is None else with_classes(placed, selected, fill=source.role == "prediction")
-        assert isinstance(part, LabelMatrix), "classes keep a matrix a matrix"
-        yield part
+    for chunk in _until(_chunks(plan, source, rows, start), rows, None if stop is None else stop - start):
+        if isinstance(chunk, LabelMatrix):
+            if selected is None and source.loader is not None:
+                not_times_or_ids(chunk.classes, chunk.source)
+            chunk = replace(chunk, first_row=start)
+        yield chunk if selected is None else with_classes(chunk, selected, fill=source.role == "prediction")
         start += len(chunk)
 
 
-def _chunks(source: Source, rows: int, start: int) -> Iterator[LabelMatrix]:
+def _chunks(plan: Plan, source: Source, rows: int, start: int) -> Iterator[Data]:
     """The source's rows from ``start`` in chunks of ``rows``: streamed by its loader, or read
-    whole and cut."""
+    whole and cut (item lists: all of a file's classes in every chunk)."""
     stream = optional(source.loader, "stream") if source.loader is not None else None
     if stream is not None and source.full is not None:
-        parts: Iterator[LabelMatrix] = stream(source.full, source.role, rows, start)
+        parts: Iterator[Data] = stream(source.full, source.role, rows, start)
     else:  # read whole, then scored a chunk at a time
         whole = load_source(
-            source.value, where=source.where, kind="matrix", role=source.role, loader=source.loader, full=source.full,
+            source.value, where=source.where, kind="matrix" if source.role == "weights" else plan.kind, role=source.role,
+            loader=source.loader, full=source.full,
         )
-        assert isinstance(whole, LabelMatrix), "a streamed run reads matrices (the plan checks)"
         parts = (whole[s : s + rows] for s in range(start, len(whole), rows))
     return _rechunked(parts, rows)
 
 
-def _until(chunks: Iterator[LabelMatrix], rows: int, count: int | None) -> Iterator[LabelMatrix]:
+def _until(chunks: Iterator[Any], rows: int, count: int | None) -> Iterator[Data]:
     """The first ``count`` rows of chunks of ``rows`` rows (all of them with no count)."""
     if count is None:
         yield from chunks
@@ -76,9 +76,9 @@ def _until(chunks: Iterator[LabelMatrix], rows: int, count: int | None) -> Itera
         yield chunk[:left]
 
 
-def _rechunked(parts: Iterator[LabelMatrix], rows: int) -> Iterator[LabelMatrix]:
+def _rechunked(parts: Iterator[Any], rows: int) -> Iterator[Data]:
     """Chunks of exactly ``rows`` rows from parts of any size (row groups, blocks)."""
-    waiting: list[LabelMatrix] = []
+    waiting: list[Data] = []
     held = 0
     for part in parts:
         waiting.append(part)
@@ -92,15 +92,21 @@ def _rechunked(parts: Iterator[LabelMatrix], rows: int) -> Iterator[LabelMatrix]
         yield joined(waiting)
 
 
-def joined(parts: list[LabelMatrix]) -> LabelMatrix:
-    """Matrices of the same classes, one after the other."""
+def joined(parts: list[Data]) -> Data:
+    """Matrices, or item sets, of the same classes, one after the other."""
     if len(parts) == 1:
         return parts[0]
     ids = None if parts[0].ids is None else tuple(i for p in parts for i in (p.ids or ()))
-    return replace(parts[0], values=np.concatenate([p.values for p in parts]), ids=ids)
+    first = parts[0]
+    if isinstance(first, LabelMatrix):
+        return replace(first, values=np.concatenate([p.values for p in parts if isinstance(p, LabelMatrix)]), ids=ids)
+    samples: Any = first.samples
+    for part in parts[1:]:
+        samples = samples + part.samples  # type: ignore[union-attr]
+    return replace(first, samples=samples, ids=ids)
 
 
-def check_sorted(chunk: LabelMatrix, previous: str | None, offset: int) -> str | None:
+def check_sorted(chunk: Data, previous: str | None, offset: int) -> str | None:
     """The chunk's ids must increase strictly, from ``previous`` (the last id of the chunk
     before); returns the chunk's last id."""
     if chunk.ids is None or not chunk.ids:
@@ -128,7 +134,7 @@ class _Window:
     def __init__(self, plan: Plan, source: Source, start: int, stop: int | None) -> None:
         self.chunks = chunks_of(plan, source, start=start, stop=stop)
         self.where = source.where
-        self.waiting: LabelMatrix | None = None
+        self.waiting: Data | None = None
         self.last: str | None = None
         self.offset = start  # rows read so far, from the file's first
 
@@ -141,11 +147,11 @@ class _Window:
         self.waiting = chunk if self.waiting is None or not len(self.waiting) else joined([self.waiting, chunk])
         return True
 
-    def _waiting(self) -> LabelMatrix:
+    def _waiting(self) -> Data:
         assert self.waiting is not None, "rows were read"
         return self.waiting
 
-    def upto(self, reference: LabelMatrix, final: bool) -> LabelMatrix:
+    def upto(self, reference: Data, final: bool) -> Data:
         """The rows that belong with this reference chunk: by id, those up to its last id (all
         that are left after the ``final`` chunk); by position (either side without ids), as many
         as it has."""
@@ -215,6 +221,7 @@ def reduce_rows(plan: Plan, start: int = 0, stop: int | None = None, progress: P
                 for rows in runs:
                     _check_length(reference, rows, offset)
         matched = None if weights is None else weights.upto(reference, final)
+        assert matched is None or isinstance(matched, LabelMatrix), "weights are a matrix"
         part, notes = prepare(job, reference, systems, matched)
         part.first_row = offset
         partial.tally = partial.tally + notes + reduce_partition(job, part)
@@ -229,7 +236,7 @@ def reduce_rows(plan: Plan, start: int = 0, stop: int | None = None, progress: P
     return partial
 
 
-def _check_length(reference: LabelMatrix, rows: LabelMatrix, offset: int) -> None:
+def _check_length(reference: Data, rows: Data, offset: int) -> None:
     """Files matched by position hold the same number of rows."""
     if len(rows) < len(reference):
         raise DataError(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,30 +86,19 @@ def several_runs(folder: Path) -> Config:
 @dataclass(frozen=True)
 class Case:
     """A kind of run: its in-memory config (``build(folder)``, files it needs written there),
-    what its results hold besides rows, and the refusal each run gives it today (by ``memory``,
-    ``stream`` and ``dask``; none where it runs)."""
+    and what its results hold besides rows."""
 
     build: Callable[[Path], Config]
     parts: tuple[str, ...] = ("rows",)
-    refused: dict[str, str] = field(default_factory=dict)
-
-    def refusal(self, run: str) -> str | None:
-        """Today's refusal of the run (``memory``, ``stream``, ``dask``), which first needs the
-        in-memory run."""
-        return self.refused.get("memory") or self.refused.get(run)
 
 
-ITEMS = {
-    "stream": "data.stream: a streamed run reads membership matrices; this run's representations read item lists",
-    "dask": "engine: a Dask run reads membership matrices; this run's representations read item lists",
-}
 CASES = {
     "matrices": Case(lambda folder: with_poisson("quickstart")),
-    "items_keywords": Case(lambda folder: bundled("soft_keywords"), refused=ITEMS),
-    "items_ontology": Case(lambda folder: with_poisson("ontology_labels"), refused=ITEMS),
-    "items_files": Case(lambda folder: with_poisson("countries"), refused=ITEMS),
-    "events": Case(lambda folder: with_poisson("events"), refused=ITEMS),
-    "sound_events": Case(lambda folder: with_poisson("sound_events"), refused=ITEMS),
+    "items_keywords": Case(lambda folder: bundled("soft_keywords")),
+    "items_ontology": Case(lambda folder: with_poisson("ontology_labels")),
+    "items_files": Case(lambda folder: with_poisson("countries")),
+    "events": Case(lambda folder: with_poisson("events")),
+    "sound_events": Case(lambda folder: with_poisson("sound_events")),
     "sweep": Case(lambda folder: with_poisson("figure1")),
     "weights": Case(weighted),
     "runs": Case(several_runs),

@@ -71,16 +71,6 @@ def test_bundled_configs_give_the_local_engines_numbers(cluster, monkeypatch, na
     assert dask.notes[-1].startswith("Dask: ") and cluster in dask.notes[-1]
 
 
-def test_the_bundled_configs_it_does_not_take_are_refused_at_the_engine_key(monkeypatch):
-    monkeypatch.chdir(CONFIGS)
-    refused = {
-        "events": "a Dask run reads membership matrices",
-    }
-    for name, message in refused.items():
-        with pytest.raises(ConfigError, match=f"^--engine dask: {message.replace('(', '.').replace(')', '.')}"):
-            plan(CONFIGS / f"{name}.yaml", writes=False, engine="dask")
-
-
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(7)

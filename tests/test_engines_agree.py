@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from distributed import LocalCluster
-from engine_cases import CASES, CONFIGS, ITEMS, Case, by_id, on_dask, reordered, shuffled, streamed
+from engine_cases import CASES, CONFIGS, Case, by_id, on_dask, reordered, shuffled, streamed
 
 import evalkit
 from evalkit.api import plan
@@ -35,13 +35,8 @@ def cluster():
         yield local.scheduler_address
 
 
-def cases(run: str) -> list:
-    """Every case, marked xfail where the ``run`` (``memory``, ``stream``, ``dask``) refuses it today."""
-    return [
-        pytest.param(case, id=name, marks=[pytest.mark.xfail(strict=True, raises=ConfigError, reason=refusal)]
-                     if (refusal := case.refusal(run)) else [])
-        for name, case in CASES.items()
-    ]
+#: Every case, by name.
+CASE_PARAMS = [pytest.param(case, id=name) for name, case in CASES.items()]
 
 
 def numbers(results: Results) -> dict[tuple, tuple]:
@@ -80,7 +75,7 @@ def assert_same(got: Results, want: Results) -> None:
     assert not [note for note in got.notes if "does not take" in note]
 
 
-@pytest.mark.parametrize("case", cases("memory"))
+@pytest.mark.parametrize("case", CASE_PARAMS)
 @pytest.mark.parametrize("order", ["sorted", "shuffled"])
 def test_the_reordered_files_hold_the_same_data(case, order, tmp_path, monkeypatch):
     """The data as the other engines read it, sorted by id or shuffled, gives the in-memory
@@ -91,7 +86,7 @@ def test_the_reordered_files_hold_the_same_data(case, order, tmp_path, monkeypat
     assert_same(evalkit.run(reordered(config, tmp_path / order, by_id if order == "sorted" else shuffled(24))), results)
 
 
-@pytest.mark.parametrize("case", cases("stream"))
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_a_streamed_run_from_files_sorted_by_id_gives_the_in_memory_numbers(case, tmp_path, monkeypatch):
     monkeypatch.chdir(CONFIGS)
     config, results = in_memory(case, tmp_path)
@@ -99,26 +94,16 @@ def test_a_streamed_run_from_files_sorted_by_id_gives_the_in_memory_numbers(case
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", cases("dask"))
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_a_dask_run_from_shuffled_files_gives_the_in_memory_numbers(case, cluster, tmp_path, monkeypatch):
     monkeypatch.chdir(CONFIGS)
     config, results = in_memory(case, tmp_path)
     assert_same(evalkit.run(on_dask(config, tmp_path / "shuffled", cluster)), results)
 
 
-#: What each engine refuses of the bundled configs today (any refusal, whatever its words).
-REFUSED_PLANS = {
-    **dict.fromkeys(["countries", "desed", "events", "ontology_labels", "soft_keywords", "sound_events"], ITEMS),
-}
-
-
 def bundled_plans() -> list:
-    return [
-        pytest.param(path.stem, engine, id=f"{path.stem}-{engine}", marks=[
-            pytest.mark.xfail(strict=True, raises=AssertionError, reason=REFUSED_PLANS[path.stem][engine])
-        ] if path.stem in REFUSED_PLANS else [])
-        for path in sorted(CONFIGS.glob("*.yaml")) for engine in ("stream", "dask")
-    ]
+    return [pytest.param(path.stem, engine, id=f"{path.stem}-{engine}")
+            for path in sorted(CONFIGS.glob("*.yaml")) for engine in ("stream", "dask")]
 
 
 @pytest.mark.parametrize(("name", "engine"), bundled_plans())
@@ -127,7 +112,7 @@ def test_no_does_not_take_refusal_is_left_but_the_bounded_state_one(name, engine
     cluster started). The one refusal left is a metric that needs all of its data (an exact
     ranking), made at the metric, which names its bounded variant (map_binned for map); any
     other, at the engine's key or elsewhere, is one the engines were to lose, whether or not it
-    says "does not take" (today's refusal of item lists does not)."""
+    says "does not take"."""
     monkeypatch.chdir(CONFIGS)
     config = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text(encoding="utf-8"))
     if engine == "stream":
