@@ -78,6 +78,11 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "(`sample_weight`); without it, weighted evaluations refuse the metric",
         ),
         OptionalMember(
+            "keeps_data", "", "a data metric's state keeps the data it is given (an exact ranking's scores), so it "
+            "grows with the data: the text says what a streamed or Dask run, which holds bounded sums, should use "
+            "instead (\"use map_binned, ...\"); such runs refuse the metric with it",
+        ),
+        OptionalMember(
             "lower_is_better", False, "a metric improves as it decreases (a divergence, a loss): rank "
             "agreement orients it against the others",
         ),

@@ -27,7 +27,7 @@ from evalkit.axes import Axes, resolve, unweighted
 from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, as_list
 from evalkit.data import match_classes
 from evalkit.errors import ConfigError, DataError, shortened
-from evalkit.protocols import report_pattern
+from evalkit.protocols import optional, report_pattern
 from evalkit.registry import Registry
 from evalkit.settings import Settings, settings_of
 from evalkit.sources import check_inline, declared_classes, find_loader, source_path
@@ -158,6 +158,8 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         _check_classes(plan)
     if cfg.engine.name == "dask":
         _check_dask(where)
+    if job.settings.partitioned:
+        _check_bounded(axes, "a streamed run" if cfg.data.stream else "a Dask run", where)
     if cfg.data.weights is not None:
         plan.weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
         refused = unweighted(axes.data_metrics)
@@ -182,6 +184,18 @@ def _check_classes(plan: Plan) -> None:
         declared = declared_classes(source.loader, source.full, "prediction", selected)
         if reference is not None and declared is not None:
             match_classes(reference, declared)
+
+
+def _check_bounded(axes: Axes, run: str, where: Where) -> None:
+    """A partitioned run holds bounded sums: a metric whose state keeps its data (an exact
+    ranking's scores) is refused at its key, with what to use instead."""
+    for index, metric in enumerate(axes.metrics):
+        instead = optional(metric.obj, "keeps_data")
+        if instead:
+            raise ConfigError(
+                f"{where('metrics', index)}: {metric.label} keeps every score it is given (an exact ranking needs them "
+                f"all), so its memory grows with the data, while {run} holds bounded sums: {instead}"
+            )
 
 
 def _check_dask(where: Where) -> None:

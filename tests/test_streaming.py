@@ -117,13 +117,33 @@ def test_a_shorter_or_longer_system_is_an_error(tmp_path, data):
         stream(short, reference)
 
 
-def test_what_a_streamed_run_does_not_take_is_refused_at_its_key(tmp_path, data):
+def test_a_metric_that_keeps_its_data_is_refused_at_its_key_with_the_bounded_one(tmp_path, data):
     ids, ref, _ = data
     reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 10_000)
-    with pytest.raises(ConfigError, match="data.stream: a streamed run reduces its data in parts, so it cannot take "
-                                          "`bootstrap.method: bca`, .* \\(use `method: poisson`"):
-        evalkit.run({"name": "s", "data": {"reference": reference, "systems": {"p": reference}, "stream": True},
-                     "statistics": {"bootstrap": {"resamples": 100}}})
+    config = {"name": "s", "data": {"reference": reference, "systems": {"p": reference}, "stream": True},
+              "metrics": ["f1", "map"]}
+    with pytest.raises(ConfigError, match=r"^metrics\[1\]: map keeps every score .* while a streamed run holds bounded "
+                                          r"sums: use map_binned"):
+        evalkit.run(config)
+    with pytest.raises(ConfigError, match=r"^metrics\[1\]: map keeps every score .* while a Dask run holds bounded"):
+        evalkit.run({**config, "data": {**config["data"], "stream": False}, "engine": "dask"})
+
+
+def test_a_multinomial_bootstrap_is_taken_as_the_poisson_one_with_a_note(tmp_path, data):
+    ids, ref, pred = data
+    reference = write_parquet(tmp_path / "ref.parquet", ids[:2_000], ref[:2_000], 500)
+    system = write_parquet(tmp_path / "pred.parquet", ids[:2_000], pred[:2_000], 500)
+    config = {"name": "s", "data": {"reference": reference, "systems": {"p": system}},
+              "statistics": {"bootstrap": {"resamples": 50, "method": "bca"}}}
+    streamed = evalkit.run({**config, "data": {**config["data"], "stream": True}})
+    poisson = evalkit.run({**config, "statistics": {"bootstrap": {"resamples": 50, "method": "poisson"}}})
+    assert any(note.startswith("bootstrap: Poisson resamples keyed by sample id, not `method: bca`")
+               for note in streamed.notes)
+    for got, want in zip(streamed.rows, poisson.rows, strict=True):
+        assert got.measure == want.measure
+        # Sums taken a chunk at a time differ from the whole's in the last bits.
+        assert (got.value, got.ci_low, got.ci_high) == pytest.approx(
+            (want.value, want.ci_low, want.ci_high), rel=1e-12, abs=1e-15)
 
 
 def test_streamed_poisson_intervals_equal_in_memory_ones(tmp_path, data):

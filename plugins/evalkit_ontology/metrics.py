@@ -46,6 +46,7 @@ class _RankingMetric(BaseComponent[P]):
     name: ClassVar[str]
     ranks = True
     weighted = True
+    keeps_data = "use map_binned (a fixed-size histogram of the scores per class, within a stated error of map)"
     classes: tuple[str, ...] = ()
 
     def prepare(self, classes: Sequence[str]) -> None:

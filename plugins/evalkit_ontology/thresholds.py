@@ -56,6 +56,8 @@ class BestFParams(BaseModel):
 class _ThresholdMetric(_RankingMetric[P]):
     """A measure over every threshold of each class: the reference's positives, checked."""
 
+    keeps_data = "it has no bounded variant yet; run it in memory"
+
     def positives(self, targets: Array) -> Array:
         at = getattr(self.params, "positives_from", None)
         if at is None:

@@ -106,6 +106,7 @@ class PSDS(BaseComponent[PSDSParams]):
 
     name = "psds"
     Params = PSDSParams
+    keeps_data = "it has no bounded variant yet; run it in memory"
     glossary = {
         "psds": "Polyphonic Sound Detection Score: the area under the PSD-ROC (TPR against effective false "
                 "positives per unit of time; the classes' mean less α_st times their spread) up to max_efpr, "
