@@ -122,10 +122,10 @@ def test_a_metric_that_keeps_its_data_is_refused_at_its_key_with_the_bounded_one
     reference = write_parquet(tmp_path / "ref.parquet", ids, ref, 10_000)
     config = {"name": "s", "data": {"reference": reference, "systems": {"p": reference}, "stream": True},
               "metrics": ["f1", "map"]}
-    with pytest.raises(ConfigError, match=r"^metrics\[1\]: map keeps every score .* while a streamed run holds bounded "
+    with pytest.raises(ConfigError, match=r"^metrics.1: map keeps every score .* while a streamed run holds bounded "
                                           r"sums: use map_binned"):
         evalkit.run(config)
-    with pytest.raises(ConfigError, match=r"^metrics\[1\]: map keeps every score .* while a Dask run holds bounded"):
+    with pytest.raises(ConfigError, match=r"^metrics.1: map keeps every score .* while a Dask run holds bounded"):
         evalkit.run({**config, "data": {**config["data"], "stream": False}, "engine": "dask"})
 
 
