@@ -132,7 +132,7 @@ def _block(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
             raise click.BadParameter(f"{value!r}; write -p no:NAME to keep the distribution NAME's plugins from loading")
         names.append(value[3:].strip())
     if names:
-        from evalkit.plugins import default_registry
+        from evalkit.discovery import default_registry
 
         given = os.environ.get("EVALKIT_BLOCK_PLUGINS", "")
         os.environ["EVALKIT_BLOCK_PLUGINS"] = ",".join(n for n in [given, *names] if n)
@@ -269,7 +269,7 @@ def _print(results: Results, fmt: str, width: int | None = None) -> None:
     from evalkit.pivot import visible
 
     if fmt != "table":
-        from evalkit.plugins import default_registry
+        from evalkit.discovery import default_registry
 
         click.echo(visible(default_registry().create("report_writer", fmt).render(results), lines=True), nl=False)
     else:
@@ -338,7 +338,7 @@ def _warn(message: str) -> None:
 
 def _warn_failed_plugins() -> None:
     """One warning per plugin that failed to load: what a config asks for may be missing."""
-    from evalkit.plugins import default_registry
+    from evalkit.discovery import default_registry
 
     for failure in default_registry().failures:
         _warn(str(failure))
@@ -388,7 +388,7 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     It installs and passes evalkit's author-kit checks as written; replace its placeholder
     computation with your own.
     """
-    from evalkit.plugins import default_registry
+    from evalkit.discovery import default_registry
 
     if (kind, name) in {(e.kind, e.name) for e in default_registry()}:
         raise ConfigError(f"a {kind} called {name!r} is registered already (see `evalkit plugins`); choose another name")
@@ -422,8 +422,8 @@ def _list_plugins(fmt: str) -> None:
     from rich.console import Console
     from rich.table import Table as RichTable
 
+    from evalkit.discovery import default_registry
     from evalkit.hookspecs import CONTRACT_VERSION
-    from evalkit.plugins import default_registry
 
     registry = default_registry()
     versions = {d: _version(d) for d in dict.fromkeys(e.distribution for e in registry)}

@@ -24,13 +24,13 @@ from evalkit.arrays import host_array
 from evalkit.axes import Axes, Combination, resolve, unweighted
 from evalkit.config import Spec, as_list, load_config
 from evalkit.data import LabelMatrix, align, named
+from evalkit.discovery import default_registry
 from evalkit.engine import Values, data_states, named_values, set_values, summarize
 from evalkit.errors import DataError
 from evalkit.execute import engine_rows
 from evalkit.items import ItemSets
 from evalkit.keywords import suggest_keywords
 from evalkit.plan import plan_source
-from evalkit.plugins import default_registry
 from evalkit.protocols import optional
 from evalkit.registry import Registry
 from evalkit.results import Results, Row

@@ -70,7 +70,7 @@ def create_component(kind: str, spec: str | Mapping[str, Any], *, where: str = "
     messages.
     """
     if registry is None:
-        from evalkit.plugins import default_registry
+        from evalkit.discovery import default_registry
 
         registry = default_registry()
     return registry.create(kind, spec, where)

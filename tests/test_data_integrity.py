@@ -22,8 +22,8 @@ from in_process import evalkit_cli
 
 import evalkit
 import evalkit.api
+import evalkit.discovery
 import evalkit.plugin
-import evalkit.plugins
 from evalkit import budget
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError, PluginError
@@ -460,7 +460,7 @@ def test_a_zero_dimensional_array_is_a_data_error(tmp_path, member):
 def test_item_representations_fill_an_empty_table_for_no_classes(representation):
     """`threshold_match` with no classes was "a bug in the plugin" (the cells' offsets assumed one
     cell); a config refuses `classes: []` (tests/test_plan.py), the API gets the empty table."""
-    registry = evalkit.plugins.default_registry()
+    registry = evalkit.discovery.default_registry()
     items = ItemSets.from_python([{"a": ["x", "y"]}, {"a": ["z"]}]).select([])
     table = registry.create("representation", representation).cardinalities(
         items, items, tnorm=None, similarity=registry.create("similarity", "levenshtein"),

@@ -25,7 +25,7 @@ CORE = ROOT / "evalkit"
 LAYERS: list[tuple[str, list[str]]] = [
     ("leaves", "errors version keywords progress provenance stats gather optional measures budget loading yamlfile".split()),
     ("data types", "components score_series items data table cells results config arrays weights time_units state".split()),
-    ("plugin boundary", "protocols contracts registry hookspecs plugins testing scaffold".split()),
+    ("plugin boundary", "protocols contracts registry hookspecs discovery testing scaffold".split()),
     ("plan", "axes sweeps sources plan".split()),
     ("run", "engine uncertainty streaming dask_engine execute evaluator".split()),
     ("presentation", "reporting pivot fit glossary".split()),

@@ -19,8 +19,8 @@ from in_process import evalkit_cli
 import evalkit
 import evalkit.plugin
 from evalkit import hookspecs
+from evalkit.discovery import default_registry
 from evalkit.errors import PluginContractError
-from evalkit.plugins import default_registry
 from evalkit.protocols import KINDS, OPTIONAL, NoParams, optional
 from evalkit.registry import Registry
 from evalkit.scaffold import BODIES, evalkit_range, write
@@ -94,10 +94,10 @@ def test_the_check_catches_private_imports(tmp_path):
     tests = tmp_path / "test_plugin.py"
     tests.write_text(
         "import evalkit\nfrom evalkit.testing import check_tnorm\nfrom evalkit import run\n"
-        "from evalkit import hookimpl\nevalkit.run('x')\nevalkit.plugins.default_registry()\n"
+        "from evalkit import hookimpl\nevalkit.run('x')\nevalkit.discovery.default_registry()\n"
     )
     assert sorted(forbidden_imports(tests, test=True)) == [
-        f"{tests}:4: from evalkit import hookimpl", f"{tests}:6: evalkit.plugins"
+        f"{tests}:4: from evalkit import hookimpl", f"{tests}:6: evalkit.discovery"
     ]
 
 
@@ -116,7 +116,7 @@ def test_the_plugin_api_is_cheap_to_import():
 
 def test_building_the_registry_imports_no_heavy_library():
     loaded = modules_after(
-        "from evalkit.plugins import default_registry\nassert not default_registry().failures"
+        "from evalkit.discovery import default_registry\nassert not default_registry().failures"
     )
     assert "evalkit_ontology.ontology" in loaded  # every plugin was imported
     assert not [m for m in loaded if m.split(".")[0] in HEAVY]

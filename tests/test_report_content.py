@@ -16,8 +16,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 import evalkit
+from evalkit.discovery import default_registry
 from evalkit.measures import Measure
-from evalkit.plugins import default_registry
 from evalkit.results import Agreement, Results, Row
 from evalkit_reports import findings, plots
 from evalkit_reports.html import render_html
