@@ -24,7 +24,9 @@ INDEX = ("system", "representation", "similarity", "tnorm")
 
 
 @dataclass
-class Table:
+class TextTable:
+    """A table of formatted text, ready to print or write (not :class:`~evalkit.table.CardinalityTable`, the numbers)."""
+
     title: str
     header: list[str]
     rows: list[list[str]]
@@ -45,7 +47,7 @@ def fmt_row(row: Row) -> str:
     return f"{row.value:.4f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
 
 
-def tables(results: Results) -> list[Table]:
+def tables(results: Results) -> list[TextTable]:
     """The averaged metrics side by side, then per-class values, then data metrics, then
     per-level values; a sweep gets one table, its values down and the measures across."""
     swept = [r for r in results.rows if r.sweep is not None]
@@ -74,7 +76,7 @@ def tables(results: Results) -> list[Table]:
     return out
 
 
-def comparison_table(results: Results) -> Table | None:
+def comparison_table(results: Results) -> TextTable | None:
     """The paired tests of a run: each system against the system it is compared with (the
     column ``against``, so that a system named ``baseline`` is not mistaken for it), the
     difference, its confidence interval, and the p-value; a p-value at its floor 1/(1 + resamples)
@@ -95,7 +97,7 @@ def comparison_table(results: Results) -> Table | None:
     level = statistics.get("level") if isinstance(statistics, dict) else None
     interval = f"{level:.0%} interval" if isinstance(level, float) else "interval"
     header = ["system", "against", *(k.replace("_", " ") for k in optional), "metric", "difference", interval, "p-value"]
-    return _constants_in_title(Table(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3))
+    return _constants_in_title(TextTable(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3))
 
 
 def how_tested(results: Results) -> str:
@@ -137,17 +139,17 @@ def level_differences(levels: Sequence[Row]) -> list[Row]:
 def _pivot(
     title: str, rows: Sequence[Row], across: str, extra: Sequence[str] = (), index: Sequence[str] = INDEX,
     label: Callable[[Row], str] | None = None,
-) -> Table:
+) -> TextTable:
     """``rows`` with the ``index`` and ``extra`` labels down and the Row attribute ``across``
     (or ``label`` of each row) across."""
     keys = [k for k in (*index, *extra) if any(getattr(r, k) is not None for r in rows)]
     column = label or (lambda r: getattr(r, across))
     columns, cells, _ = grid(rows, lambda r: tuple(_label(getattr(r, k)) for k in keys), column, fmt_row)
     body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
-    return _constants_in_title(Table(title, [*keys, *columns], body, len(keys), across.rstrip("_")))
+    return _constants_in_title(TextTable(title, [*keys, *columns], body, len(keys), across.rstrip("_")))
 
 
-def _constants_in_title(table: Table) -> Table:
+def _constants_in_title(table: TextTable) -> TextTable:
     """A label column with one value in every row (one system, one averaging...) moves to the
     title, which keeps the numbers in view on narrow terminals; a table of one row keeps its
     labels unless it has several numbers (then they are all in the title)."""
@@ -203,7 +205,7 @@ def visible(text: str, *, lines: bool = False) -> str:
     return text.translate(_LINES if lines else _CONTROLS)
 
 
-def markdown(content: Table | str) -> str:
+def markdown(content: TextTable | str) -> str:
     """A table as Markdown (a ``###`` title and a pipe table), or a text as a line of Markdown
     (a heading, a paragraph, a list item): control characters made visible, and the Markdown
     that CommonMark would act on escaped where it would act, no more, so that a name shows
