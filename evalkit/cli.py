@@ -279,12 +279,12 @@ def _print(results: Results, fmt: str, width: int | None = None) -> None:
 
 
 def _print_tables(results: Results, width: int | None) -> None:
-    """The side-by-side tables folded to ``width`` (:mod:`evalkit.fit`), each followed by the
+    """The side-by-side tables folded to ``width`` (:mod:`evalkit.folding`), each followed by the
     full text of the labels it abbreviates and a glossary of the measures it names that are
     not well known (each explained once, under the first table that names it)."""
     from rich.console import Console
 
-    from evalkit.fit import fit
+    from evalkit.folding import fold_to_width
     from evalkit.glossary import glossary
     from evalkit.pivot import comparison_table, tables
 
@@ -293,15 +293,15 @@ def _print_tables(results: Results, width: int | None) -> None:
     for table in [*tables(results), comparison_table(results)]:
         if table is None:
             continue
-        fitted = fit(table, width)
-        for rendered in fitted.rich_tables():
+        folded = fold_to_width(table, width)
+        for rendered in folded.rich_tables():
             # Unfolded, a table keeps its natural width (labels would vanish): a wide one runs
             # past a narrow terminal instead.
             natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
             Console(width=width or max(console.width, natural), force_terminal=console.is_terminal).print(rendered)
         labels = [table.title, *table.header, *(cell for row in table.rows for cell in row[: table.n_index])]
         lines = glossary(labels)
-        notes = [f"{short} = {full}" for short, full in fitted.legend.items()]
+        notes = [f"{short} = {full}" for short, full in folded.legend.items()]
         notes += [f"{name}: {line}" for name, line in lines.items() if name not in explained]
         explained.update(lines)
         _print_notes(notes, width, console.is_terminal)

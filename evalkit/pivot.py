@@ -32,7 +32,7 @@ class TextTable:
     rows: list[list[str]]
     n_index: int  # the leading label columns; the rest hold numbers
     #: what the columns of numbers are (``averaging``), which a narrow terminal shows down
-    #: instead (:mod:`evalkit.fit`); None: columns that cannot be put down (a test's columns)
+    #: instead (:mod:`evalkit.folding`); None: columns that cannot be put down (a test's columns)
     across: str | None = None
 
 

@@ -25,7 +25,7 @@ from rich.console import Console
 from run_depth import examples
 
 from evalkit.cli import _print_tables, main
-from evalkit.fit import LABEL_LIMITS, WRAP_FLOOR, Fitted, fit, table_width
+from evalkit.folding import LABEL_LIMITS, WRAP_FLOOR, Folded, fold_to_width, table_width
 from evalkit.pivot import TextTable, comparison_table, tables
 from evalkit.results import Results
 
@@ -39,12 +39,12 @@ def snapshot_results(name: str) -> Results:
     return Results.from_json(json.dumps({"evalkit_results": 1, **SNAPSHOT[name]}))
 
 
-def rendered(table: TextTable, width: int | None) -> tuple[str, Fitted]:
-    fitted = fit(table, width)
+def rendered(table: TextTable, width: int | None) -> tuple[str, Folded]:
+    folded = fold_to_width(table, width)
     console = Console(width=width or 10_000, record=True, file=io.StringIO())
-    for block in fitted.rich_tables():
+    for block in folded.rich_tables():
         console.print(block)
-    return console.export_text(), fitted
+    return console.export_text(), folded
 
 
 def numbers(table: TextTable) -> Counter[str]:
@@ -77,16 +77,16 @@ def test_piped_output_is_the_whole_table(capsys):
 
 def test_a_table_that_fits_is_printed_as_it_is():
     table = TextTable("Set metrics", ["system", "metric", "micro"], [["a", "f1", "0.5000"]], 2, "averaging")
-    assert fit(table, 80).blocks[0].table == table
-    assert fit(table, 80).legend == {}
+    assert fold_to_width(table, 80).blocks[0].table == table
+    assert fold_to_width(table, 80).legend == {}
 
 
 def test_long_labels_are_abbreviated_and_numbered_where_they_would_read_alike():
     long = [f"psds_per_class(dtc_threshold=0.{k}, gtc_threshold=0.{k}, cttc_threshold=0.3)" for k in (1, 7)]
     rows = [[system, metric, "0.7687", "1.0000"] for system in ("baseline", "weak", "strong") for metric in long]
     table = TextTable("Per class", ["system", "metric", "Alarm", "Dog"], rows, 2, "class")  # wrapped, 18 more lines
-    out, fitted = rendered(table, 50)
-    legend = fitted.legend
+    out, folded = rendered(table, 50)
+    legend = folded.legend
     assert longest(out) <= 50
     assert sorted(legend.values()) == sorted(long)
     assert len(set(legend)) == 2 and all(k.startswith("psds_per_class") for k in legend)  # told apart: ¹ ²
@@ -125,9 +125,9 @@ def test_the_columns_of_a_test_stay_together():
 
 def test_control_characters_in_labels_stay_visible_and_cannot_break_lines():
     table = TextTable("t", ["system", "metric", "micro"], [["a\x1b[31m\nb" + "x" * 40, "f1", "0.5000"]], 2, "averaging")
-    out, fitted = rendered(table, 40)
-    assert "\x1b" not in out and "\\x1b" in " ".join([out, *fitted.legend.values()])
-    assert all("\n" not in full for full in fitted.legend.values())
+    out, folded = rendered(table, 40)
+    assert "\x1b" not in out and "\\x1b" in " ".join([out, *folded.legend.values()])
+    assert all("\n" not in full for full in folded.legend.values())
 
 
 # --- the command line ----------------------------------------------------------------------------
@@ -184,12 +184,12 @@ def test_any_table_fits_any_width_it_can_and_keeps_its_numbers(table, width):
     widest = max(max(cell_len(c) for row in table.rows for c in row[table.n_index :]), LABEL_LIMITS[-1] + 2)
     if (table.n_index + 1) * (WRAP_FLOOR + 3) + widest + 3 + 1 > width:
         return  # too narrow for the labels at their narrowest beside one number
-    out, fitted = rendered(table, width)
+    out, folded = rendered(table, width)
     assert longest(out) <= width
     kept = numbers(table)
     assert all(out.count(n) >= count for n, count in kept.items())
-    cells = {cell for b in fitted.blocks for cell in [b.table.title, *b.table.header, *(c for row in b.table.rows for c in row)]}
-    assert all(any(short in cell for cell in cells) for short in fitted.legend)
+    cells = {cell for b in folded.blocks for cell in [b.table.title, *b.table.header, *(c for row in b.table.rows for c in row)]}
+    assert all(any(short in cell for cell in cells) for short in folded.legend)
 
 
 def test_in_a_real_terminal_the_width_is_the_terminals():

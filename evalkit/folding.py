@@ -52,7 +52,7 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Fitted:
+class Folded:
     """A table as printed at a width: its blocks, and the full text of abbreviated labels."""
 
     blocks: list[Block]
@@ -76,7 +76,7 @@ def _rich(block: Block) -> RichTable:
     return out
 
 
-def fit(table: TextTable, width: int | None) -> Fitted:
+def fold_to_width(table: TextTable, width: int | None) -> Folded:
     """``table`` folded to lines of at most ``width`` characters, in the layout of fewest lines
     (see the module's note); ``None`` leaves it whole. Below about 40 characters a table may
     still not fit.
@@ -87,13 +87,13 @@ def fit(table: TextTable, width: int | None) -> Fitted:
     table = replace(table, title=visible(table.title), header=[visible(h) for h in table.header],
                     rows=[[visible(cell) for cell in row] for row in table.rows])
     if width is None or table_width(table) <= width:
-        return Fitted([Block(table, [None] * len(table.header))], {})
+        return Folded([Block(table, [None] * len(table.header))], {})
     best = min(_layouts(table, width), key=lambda layout: layout[0])[1]
     shown = "\n".join(t for b in best.blocks for t in [b.table.title, *b.table.header, *(c for r in b.table.rows for c in r)])
     return replace(best, legend={short: full for short, full in best.legend.items() if short in shown})
 
 
-def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, int, int], Fitted]]:
+def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, int, int], Folded]]:
     """Every way of folding the table, each with its cost: how far it still overflows, whether
     it splits columns that are not one kind (a test's difference and p-value), how many lines
     it takes (a legend's count :data:`LEGEND_COST` times), and how much it abbreviates."""
@@ -111,7 +111,7 @@ def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, in
                 overflow = max(max(_block_width(b) - width for b in blocks), 0)
                 scattered = short.across is None and len(tables) > len(parts)
                 lines = sum(map(_height, blocks)) + LEGEND_COST * legend_lines
-                yield (overflow, scattered, lines, rank), Fitted(blocks, legend)
+                yield (overflow, scattered, lines, rank), Folded(blocks, legend)
 
 
 def table_width(table: TextTable) -> int:
