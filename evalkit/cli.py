@@ -107,7 +107,7 @@ def _innermost(exc: BaseException) -> str:
 
 def _message(exc: BaseException) -> str:
     """An exception's message as printed: control characters visible, at most MESSAGE_LIMIT."""
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     return visible(shortened(str(exc), MESSAGE_LIMIT), lines=True)
 
@@ -220,7 +220,7 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None,
         with _progress(quiet) as bar:
             failures += api.write_plan_reports(plan, results, progress=bar)
         if results.reports:
-            from evalkit.pivot import visible
+            from evalkit.control_chars import visible
 
             click.echo(visible(f"wrote {', '.join(results.reports)}"), err=True)  # an `out:` may hold any character
     if failures:
@@ -266,7 +266,7 @@ def _print(results: Results, fmt: str, width: int | None = None) -> None:
     visible, as everything evalkit prints)."""
     from rich.console import Console
 
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     if fmt != "table":
         from evalkit.discovery import default_registry
@@ -311,7 +311,7 @@ def _print_notes(lines: list[str], width: int | None, terminal: bool) -> None:
     """Lines under a table, each wrapped to ``width`` with its continuation indented."""
     import textwrap
 
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     for line in map(visible, lines):
         wrapped = textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False) if width else line
@@ -324,14 +324,14 @@ def _text(value: str, style: str = "") -> Text:
     characters."""
     from rich.text import Text
 
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     return Text(visible(value), style=style)
 
 
 def _warn(message: str) -> None:
     """A ``warning:`` line on stderr."""
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     click.echo(f"warning: {visible(message)}", err=True)
 
@@ -354,7 +354,7 @@ class _Bar:
     def start(self, label: str, total: int) -> None:
         from rich.markup import escape
 
-        from evalkit.pivot import visible
+        from evalkit.control_chars import visible
 
         self.task = self.bar.add_task(escape(visible(label)), total=total)  # labels hold system names
 

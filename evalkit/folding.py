@@ -27,7 +27,8 @@ from rich.cells import cell_len, set_cell_size
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from evalkit.pivot import TextTable, visible
+from evalkit.control_chars import visible
+from evalkit.pivot import TextTable
 
 #: How long a label may stay in each layout tried (None: as it is); a header part may also
 #: stay as wide as its column's numbers.
@@ -81,7 +82,7 @@ def fold_to_width(table: TextTable, width: int | None) -> Folded:
     (see the module's note); ``None`` leaves it whole. Below about 40 characters a table may
     still not fit.
 
-    Its text is made visible first (control characters as escapes, :func:`~evalkit.pivot.visible`),
+    Its text is made visible first (control characters as escapes, :func:`~evalkit.control_chars.visible`),
     so that every line break in a cell is the layout's.
     """
     table = replace(table, title=visible(table.title), header=[visible(h) for h in table.header],

@@ -4,9 +4,10 @@ Averagings across keeps the table narrow (it fits 80 columns for the usual two t
 while each row still compares the T-norms directly.
 
 Terminal output and the Markdown report both render these plain tables. Their text comes from
-configs and data files, so it is escaped where it meets a medium: :func:`visible` for a terminal,
-:func:`markdown` for Markdown. (:meth:`Results.pivot <evalkit.results.Results.pivot>` pivots the
-same rows, with the same :func:`~evalkit.results.grid`, into a DataFrame of numbers.)
+configs and data files, so it is escaped where it meets a medium:
+:func:`~evalkit.control_chars.visible` for a terminal, :func:`markdown` for Markdown.
+(:meth:`Results.pivot <evalkit.results.Results.pivot>` pivots the same rows, with the same
+:func:`~evalkit.results.grid`, into a DataFrame of numbers.)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from evalkit.control_chars import visible
 from evalkit.measures import PARTS
 from evalkit.results import NOT_APPLICABLE, Results, Row, grid
 
@@ -172,14 +174,6 @@ def _label(value: object) -> str:
     return NOT_APPLICABLE if value is None else str(value)
 
 
-#: Characters a terminal would act on instead of showing: C0 and C1 controls (ESC starts ANSI
-#: sequences, CR overwrites a line), every bidirectional control (the overrides, embeddings and
-#: isolates that reorder text, and the marks U+061C, U+200E, U+200F that move neutral characters)
-#: and the line and paragraph separators U+2028, U+2029 that editors break lines at.
-_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_CONTROLS = {c: repr(chr(c))[1:-1] for c in [*range(0x20), *range(0x7F, 0xA0), *_BIDI, 0x2028, 0x2029]}
-_LINES = {k: v for k, v in _CONTROLS.items() if chr(k) not in "\n\t"}
-
 #: What CommonMark would act on inside a line, each only where it would act: a backslash before
 #: punctuation (or at the end); ``*`` and ``_`` that can open or close emphasis (``2 * 3`` and
 #: ``snake_case`` cannot); ``]`` before ``(``, ``[`` or ``:`` (a link, a reference, a definition);
@@ -196,13 +190,6 @@ _INLINE = re.compile(
 _BLOCK = re.compile(r"(?:#{1,6}|[-+*])(?=\s|$)|>|~{3,}|-(?=(?:\s*-)+\s*$)|(?P<number>\d{1,9})[.)](?=\s|$)")
 #: A closing sequence of ``#`` at the end of a heading, which CommonMark would drop.
 _CLOSING = re.compile(r"(?:^|(?<=\s))#+\s*$")
-
-
-def visible(text: str, *, lines: bool = False) -> str:
-    """``text`` with every control character shown as its Python escape (ESC as ``\\x1b``), so a
-    name cannot move the cursor, colour or retitle a terminal, or hide the text around it.
-    ``lines`` keeps newlines and tabs (for whole documents such as CSV)."""
-    return text.translate(_LINES if lines else _CONTROLS)
 
 
 def markdown(content: TextTable | str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from evalkit.cells import Cells, cross_blocks, pair_similarities
 from evalkit.contracts import who
+from evalkit.control_chars import visible
 from evalkit.data import LabelMatrix, rows_from
 from evalkit.errors import ConfigError, DataError, EvalkitError, PluginContractError, PluginError
 from evalkit.glossary import glossary
@@ -36,7 +37,7 @@ from evalkit.loading import (
     unique_ids,
 )
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
-from evalkit.pivot import comparison_table, how_tested, level_differences, markdown, p_value_text, tables, visible
+from evalkit.pivot import comparison_table, how_tested, level_differences, markdown, p_value_text, tables
 from evalkit.protocols import (
     OPTIONAL,
     Array,

@@ -39,9 +39,10 @@ from run_depth import examples
 
 import evalkit
 from evalkit import api
+from evalkit.control_chars import visible
 from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 from evalkit.errors import ConfigError, ReportError
-from evalkit.pivot import TextTable, markdown, visible
+from evalkit.pivot import TextTable, markdown
 from evalkit.protocols import report_pattern
 from evalkit.reporting import LOCK_NAME, write_reports
 from evalkit_reports import plots
