@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
 import subprocess
 import sys
@@ -128,6 +129,38 @@ def test_the_plugin_api_exports_what_it_lists():
         assert hasattr(evalkit.plugin, name), name
     assert evalkit.plugin.CONTRACT_VERSION == hookspecs.CONTRACT_VERSION
     assert evalkit.plugin.__version__ == evalkit.__version__
+
+
+#: Names a plugin needs though no built-in, example or skeleton imports them: the protocols a
+#: third party implements (the built-ins satisfy them structurally, without naming them) and
+#: the contract version a plugin may check.
+NEEDED_UNUSED = {"Averaging", "DataMetric", "Loader", "ReportWriter", "SetRepresentation", "CONTRACT_VERSION"}
+
+
+def imported_from_the_plugin_api(path: Path) -> set[str]:
+    """The names a file imports from ``evalkit.plugin``."""
+    return {
+        alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.ImportFrom) and node.module == "evalkit.plugin" for alias in node.names
+    }
+
+
+def test_the_plugin_api_holds_what_plugins_need_and_no_more(tmp_path):
+    """Every name is imported by a built-in plugin, the GPS example or a skeleton of
+    ``evalkit new-plugin``, or is one of the few a plugin needs without a built-in naming it; a
+    name that falls out of use fails here, to be kept with a reason or removed with a new major
+    contract version."""
+    skeletons = [write(f"my_{kind}", kind, tmp_path) / f"evalkit_my_{kind}" / "__init__.py" for kind in BODIES]
+    used = set().union(*map(imported_from_the_plugin_api, [*plugin_modules(), *skeletons]))
+    assert used <= set(evalkit.plugin.__all__)
+    assert set(evalkit.plugin.__all__) - used == NEEDED_UNUSED
+
+
+def test_register_is_the_callback_the_hooks_receive():
+    """``Register`` declares the signature of the callback a registration hook is handed."""
+    callback = Registry().register_for("tnorm", "evalkit-y:y", "evalkit-y")
+    declared = inspect.signature(evalkit.plugin.Register.__call__)
+    assert str(inspect.signature(callback)) == str(declared.replace(parameters=list(declared.parameters.values())[1:]))
 
 
 def test_create_component_builds_from_a_spec_like_a_config():
