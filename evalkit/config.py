@@ -107,6 +107,11 @@ class TestConfig(_Strict):
     resamples: int = Field(1000, ge=10, description="permutations or resamples; p-values are at least 1/(1 + resamples)")
     baseline: str | None = Field(None, description="the system every other is compared with (default: the first)")
     seed: int = Field(0, ge=0, description="seed of the permutations or resamples")
+    keyed: bool | None = Field(
+        None, description="draw each sample's swaps (permutation) or Poisson resample counts (bootstrap) from its "
+        "id, so that any split of the data gives the same numbers; default: keyed when the intervals are "
+        "`method: poisson` or the run is streamed or on Dask (which can only draw so), else drawn over all samples",
+    )
 
 
 class StatisticsConfig(_Strict):

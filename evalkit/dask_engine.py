@@ -24,33 +24,34 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from evalkit import budget, stats
-from evalkit.config import EngineConfig
-from evalkit.data import LabelMatrix, align, match_classes, only_in_systems, with_empty_samples
+from evalkit import budget
+from evalkit.data import LabelMatrix, match_classes
 from evalkit.errors import DataError, EngineError, shortened
 from evalkit.loading import unique_ids
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
-from evalkit.protocols import optional
-from evalkit.results import Row
-from evalkit.streaming import Accumulated, Partial, chunks_of, finish, joined, reduce_rows
+from evalkit.reduction import Tally, prepare, reduce_partition
+from evalkit.settings import Engine
+from evalkit.streaming import Partial, chunks_of, joined, reduce_rows
 from evalkit.table import CHUNK_ROWS
+from evalkit.weights import one_column
 
 #: What a wait that ran out raises: on Python 3.10, Dask's waits and asyncio's raise
 #: asyncio.TimeoutError, which became the built-in TimeoutError only in 3.11.
 _TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
 
-#: The reference's key among the sources (system names are the others).
-REFERENCE = ""
+#: The reference's and the weights' keys among the sources (the others are systems' runs).
+REFERENCE, WEIGHTS = "", "\x00weights"
 
 
-def dask_rows(plan: Plan, progress: Progress | None = None) -> tuple[list[Row], list[str]]:
-    """The rows of a run scored on a Dask cluster, and its notes."""
-    engine = plan.config.engine
+def dask_tally(plan: Plan, progress: Progress | None = None) -> tuple[Tally, str]:
+    """The tally of a run reduced on a Dask cluster, and its note."""
+    engine = plan.job.settings.engine
     sizes = {key: budget.size_of(source.value, source.full).samples for key, source in _sources(plan).items()}
     with _client(engine) as (client, cluster):
         shipped = client.submit(_held, plan, pure=False)
@@ -62,10 +63,9 @@ def dask_rows(plan: Plan, progress: Progress | None = None) -> tuple[list[Row], 
             if progress and done.key in planned:
                 progress.advance(planned[done.key])
         summed: Partial = total.result()
-    rows, notes = finish(plan, summed)
     how = "grouped by id" if by_id else "matched by position"
-    return rows, [*notes, f"Dask: {summed.rows:,} samples read in blocks of up to {engine.partition_rows:,} rows, "
-                          f"{how}, on {cluster}"]
+    return summed.tally, (f"Dask: {summed.rows:,} samples read in blocks of up to {engine.partition_rows:,} rows, "
+                          f"{how}, on {cluster}")
 
 
 def _held(plan: Plan) -> Plan:
@@ -133,7 +133,7 @@ def _by_position(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -
     """Files without ids: each partition of rows is one task that reads its rows of every file
     side by side and adds them up (a streamed run of those rows), so no data moves. ``shipped``
     is the plan as the workers hold it."""
-    ranges = partitions(sizes[REFERENCE], plan.config.engine.partition_rows)
+    ranges = partitions(sizes[REFERENCE], plan.job.settings.engine.partition_rows)
     leaves = [client.submit(_rows, shipped, start, stop, pure=False, priority=-i) for i, (start, stop) in enumerate(ranges)]
     planned = {leaf.key: (stop or max(sizes[REFERENCE], start)) - start for leaf, (start, stop) in zip(leaves, ranges)}
     return leaves, planned, _tree(client, leaves)
@@ -146,7 +146,7 @@ def _by_id(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Task
     import dask.dataframe as dd
 
     like = next(chunks_of(plan, plan.reference, rows=1))[:0]  # the reference's classes
-    blocks = {key: partitions(size, plan.config.engine.partition_rows) for key, size in sizes.items()}
+    blocks = {key: partitions(size, plan.job.settings.engine.partition_rows) for key, size in sizes.items()}
     read, planned = [], {}
     for index, (key, ranges) in enumerate(blocks.items()):
         for order, (start, stop) in enumerate(ranges):  # earlier blocks first
@@ -175,7 +175,14 @@ def partitions(rows: int, size: int) -> list[tuple[int, int | None]]:
 
 
 def _sources(plan: Plan) -> dict[str, Source]:
-    return {REFERENCE: plan.reference, **{name: runs[0] for name, runs in plan.systems.items()}}
+    """Every source of the run by key: the reference, each run of each system, the weights."""
+    keyed = {REFERENCE: plan.reference, **{_key(name, run): source for name, runs in plan.systems.items()
+                                           for run, source in enumerate(runs)}}
+    return keyed if plan.weights is None else {**keyed, WEIGHTS: plan.weights}
+
+
+def _key(system: str, run: int) -> str:
+    return f"{system}\x00{run}"
 
 
 def _rows(plan: Plan, start: int, stop: int | None) -> Partial:
@@ -202,6 +209,10 @@ def _table(plan: Plan, like: LabelMatrix, index: int, start: int, stop: int | No
         return _frame(like, index, start, 0)
     if matrix.ids is None:
         raise DataError(f"{matrix.source}: no sample ids, but the reference has them; give every file the same ids")
+    if key == WEIGHTS:  # its one value column travels in the first class's place
+        packed = np.zeros((len(matrix), len(like.classes)))
+        packed[:, 0] = one_column(matrix)
+        return _frame(replace(matrix, values=packed, classes=like.classes), index, start, 0)
     return _frame(match_classes(like, matrix), index, start, clipped)
 
 
@@ -229,50 +240,40 @@ def _read(plan: Plan, key: str, start: int, stop: int | None) -> tuple[LabelMatr
     if not sum(len(p) for p in parts):
         return None, 0
     block = joined(parts)
+    if key == WEIGHTS:
+        return block, 0
     if key == REFERENCE:
         return block.check_memberships()[0], 0
     if plan.axes.ranks_only:
         return block.check_scores(), 0
-    return block.check_memberships(clip=plan.config.data.clip)
+    return block.check_memberships(clip=plan.job.settings.clip)
 
 
 def _group(plan: Plan, frame: Any, classes: tuple[str, ...]) -> Partial:
     """One task: a group's samples of every source (the rows of ``frame``, the shuffle's part of
-    one group, in the reference's ``classes``), aligned by id and added up."""
-    axes, config = plan.axes, plan.config
+    one group, in the reference's ``classes``), aligned by id and reduced."""
     sources = _sources(plan)
     source_of = frame["source"].to_numpy()
     sides = {key: _side(source, frame[source_of == index], classes) for index, (key, source) in enumerate(sources.items())}
     known = next((side[0] for side in sides.values() if side is not None), None)
     if known is None:
-        return Partial(0, {name: Accumulated(axes) for name in plan.systems})
-    reference = sides[REFERENCE] or _empty(sources[REFERENCE], known)
-    added = 0
-    if config.data.missing == "empty":  # ids only systems list: empty in the reference, as in memory
-        extra = only_in_systems(reference[0], [side[0] for key, side in sides.items() if key != REFERENCE and side])
-        reference, added = (with_empty_samples(reference[0], extra), *reference[1:]), len(extra)
-    partial = Partial(0, {}, rows=len(reference[0]), classes=reference[0].classes, added=added)
-    for metric in axes.data_metrics:
-        prepare = optional(metric.obj, "prepare")
-        if prepare is not None:
-            prepare(partial.classes)
-    boot = config.statistics.bootstrap if config.statistics is not None else None
-    counts = None
-    if boot is not None and len(reference[0]):  # keyed by id, as an in-memory run keys them
-        counts = stats.poisson_weights(stats.sample_keys(reference[0].ids, 0), boot.resamples, boot.seed)
-    for name in plan.systems:
-        prediction, _, clipped = sides[name] or _empty(sources[name], reference[0])
-        try:
-            aligned = align(reference[0], prediction, config.data.missing)
-        except DataError as exc:
-            raise DataError(f"{exc} (found among the samples of one group of ids: the Dask engine aligns the "
-                            "samples in groups by a hash of their ids, so other groups may hold more)") from None
-        sums = Accumulated(axes)
-        sums.clipped = clipped
-        if len(reference[0]):
-            sums.add(reference[0].values, aligned.values, counts)
-        partial.sums[name] = sums
-    return partial
+        return Partial(0)
+    reference = (sides[REFERENCE] or _empty(sources[REFERENCE], known))[0]
+    systems = {name: [(sides[_key(name, run)] or _empty(sources[_key(name, run)], reference))[0] for run in range(len(runs))]
+               for name, runs in plan.systems.items()}
+    weights = None
+    if plan.weights is not None:
+        packed = (sides[WEIGHTS] or _empty(sources[WEIGHTS], reference))[0]
+        weights = replace(packed, values=packed.values[:, :1], classes=("weight",))
+    try:
+        partition, notes = prepare(plan.job, reference, systems, weights)
+    except DataError as exc:
+        raise DataError(f"{exc} (found among the samples of one group of ids: the Dask engine aligns the "
+                        "samples in groups by a hash of their ids, so other groups may hold more)") from None
+    clipped = {name: sum(side[2] for run in range(len(runs)) if (side := sides[_key(name, run)]) is not None)
+               for name, runs in plan.systems.items()}
+    notes.clipped = {name: count for name, count in clipped.items() if count}
+    return Partial(0, notes + reduce_partition(plan.job, partition), rows=len(partition.reference))
 
 
 def _side(source: Source, rows: Any, classes: tuple[str, ...]) -> tuple[LabelMatrix, np.ndarray, int] | None:
@@ -300,7 +301,7 @@ def _empty(source: Source, like: LabelMatrix) -> tuple[LabelMatrix, np.ndarray, 
 
 
 @contextmanager
-def _client(engine: EngineConfig) -> Iterator[tuple[Any, str]]:
+def _client(engine: Engine) -> Iterator[tuple[Any, str]]:
     """A client of the cluster at the engine's address, or of a LocalCluster started for the run
     (closed after it); with a description of the cluster for notes and progress."""
     from distributed import Client, LocalCluster

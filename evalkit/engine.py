@@ -11,7 +11,7 @@ class).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,46 +22,197 @@ from evalkit.items import ItemSets
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
-from evalkit.table import CHUNK_ROWS, CardinalityTable, Summary, concatenate
+from evalkit.table import CHUNK_ROWS, Summary
 
 #: Measure -> its value: a number, or (for a batch of replicates) an array with one per replicate.
 Values = dict[Measure, Any]
 
 
 @dataclass
-class Scores:
-    """What one system scored: its values and, when asked for, each combination's whole
-    per-sample cardinality table (the statistics reweight its samples)."""
+class Sums:
+    """One system's sums over the samples reduced so far: a summary per combination of the axes
+    (by its place among them, the same in every process) and each data metric's state. Sums of
+    any split of the samples add up, by ``+``, to the sums of them all."""
 
-    values: Values
-    tables: dict[Combination, CardinalityTable] = field(default_factory=dict)
-    curves: dict[tuple[str, str | None], Curve] = field(default_factory=dict)  # by (name, class)
+    summaries: dict[int, Summary] = field(default_factory=dict)
+    data: list[Any] = field(default_factory=list)
+
+    def __add__(self, other: Sums) -> Sums:
+        return Sums(_added(self.summaries, other.summaries), _listed_sum(self.data, other.data))
+
+    def values(
+        self, axes: Axes, classes: Sequence[str], curves: dict[tuple[str, str | None], Curve] | None = None,
+    ) -> Values:
+        """Every value of the axes; the data metrics' curves go to ``curves``."""
+        combinations = axes.set_combinations()
+        values: Values = {}
+        for key, summary in self.summaries.items():
+            values.update(set_values(combinations[key], summary, axes, classes))
+        prepared(axes, classes)
+        for metric, state in zip(axes.data_metrics, self.data):
+            tag = axes.data_tags[metric.label]
+            values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes, tag, curves))
+        return values
 
 
-def score_system(
-    label: str, reference: Any, prediction: Any, axes: Axes, classes: Sequence[str],
-    progress: Progress | None = None, keep_tables: bool = False, weights: np.ndarray | None = None,
-) -> Scores:
-    """Every value for one system: each combination of the axes, then the data metrics; with
-    ``weights`` (one per sample), each sample counts that many times."""
-    if progress:
-        progress.start(f"evaluating {label}", axes.work(len(reference)))
-    if isinstance(reference, ItemSets):
-        check_items(axes, reference, prediction, label)
-    scores = Scores({})
-    for combination in axes.set_combinations():
-        tables: list[CardinalityTable] | None = [] if keep_tables else None
-        summary = summarize(combination, reference, prediction, axes, progress, tables, weights)
-        if tables is not None:
-            scores.tables[combination] = concatenate(tables)
-        scores.values.update(set_values(combination, summary, axes, classes))
+@dataclass
+class Replicates:
+    """B reweighted copies of one system's sums (bootstrap resamples, jackknife deletions,
+    permutations): a batch of summaries per combination, and per replicate each data metric's
+    state. They add up by ``+`` as :class:`Sums` do, when their draws are keyed by sample."""
+
+    batches: dict[int, Summary] = field(default_factory=dict)
+    data: list[list[Any]] = field(default_factory=list)
+
+    def __add__(self, other: Replicates) -> Replicates:
+        data = [_listed_sum(a, b) for a, b in zip(self.data, other.data)] if self.data and other.data else \
+            self.data or other.data
+        return Replicates(_added(self.batches, other.batches), data)
+
+    def values(self, axes: Axes, classes: Sequence[str]) -> Values:
+        """Every value of every replicate, stacked along a first axis: set metrics in one call
+        per combination for averagings that declare ``batched = True`` (all built-ins),
+        replicate by replicate otherwise."""
+        combinations = axes.set_combinations()
+        values: Values = {}
+        for key, batch in self.batches.items():
+            if all(optional(avg.obj, "batched") for avg in axes.averagings):
+                values.update(set_values(combinations[key], batch, axes, classes, batch=True))
+            else:
+                values.update(stack([set_values(combinations[key], batch.replicate(b), axes, classes)
+                                     for b in range(np.size(batch.n_samples))]))
+        if self.data:
+            prepared(axes, classes)
+            values.update(stack([Sums({}, states).values(axes, classes) for states in self.data]))
+        return values
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One set of replicates to reduce: ``parts`` of (prediction index, weights (B, n)) whose
+    reweighted sums add up, replicate by replicate. One part is a system resampled (a bootstrap,
+    a jackknife); two are a paired permutation, each sample taken from one system or the other."""
+
+    parts: tuple[tuple[int, np.ndarray], ...]
+
+    @property
+    def n_replicates(self) -> int:
+        return len(self.parts[0][1])
+
+
+def stack(replicates: Sequence[Values]) -> Values:
+    """Replicate values stacked along a new first axis, measure by measure."""
+    return {m: np.array([values[m] for values in replicates], dtype=np.float64) for m in replicates[0]}
+
+
+def reduce(
+    axes: Axes, reference: Any, predictions: Sequence[Any], weights: np.ndarray | None = None,
+    draws: Sequence[Draw] = (), progress: Progress | None = None,
+) -> tuple[list[Sums], list[Replicates]]:
+    """The one reduction: aligned rows (``reference`` and each of ``predictions``: membership
+    arrays or item sets) to each prediction's :class:`Sums` and each draw's
+    :class:`Replicates`. With ``weights`` (one per sample), sample i counts ``weights[i]``
+    times. The cardinality table is filled a chunk of rows at a time and reduced at once, to
+    the summaries and every draw's replicates; it is never kept whole. No rows give empty sums
+    (a partition may hold none)."""
+    refused = unweighted(axes.data_metrics) if weights is not None else None
+    if refused:
+        raise DataError(refused)
+    sums = [Sums({}, []) for _ in predictions]
+    replicates = [Replicates() for _ in draws]
+    n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
+    for key, combination in enumerate(axes.set_combinations()):
+        rep, tnorm, similarity = combination
+        who = rep.who + (f" with {tnorm.who}" if tnorm else "")
+        for start in chunks(len(reference), progress, len(predictions)):
+            part = slice(start, start + CHUNK_ROWS)
+            ref = reference[part]
+            tables = []
+            for index, prediction in enumerate(predictions):
+                table = rep.obj.cardinalities(
+                    ref, prediction[part], tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj,
+                )
+                table.check((len(ref), n_classes), who)
+                tables.append(table)
+                summary = Summary.of(table, axes.sample_metrics, axes.zero_division, who, _rows(weights, part))
+                _merge(sums[index].summaries, key, summary)
+            for draw, into in zip(draws, replicates):
+                for index, counts in draw.parts:
+                    batch = Summary.replicates(
+                        tables[index], counts[:, part], axes.sample_metrics, axes.zero_division, who, _rows(weights, part),
+                    )
+                    _merge(into.batches, key, batch)
     if axes.data_metrics:
-        for metric in axes.data_metrics:
-            prepare = optional(metric.obj, "prepare")
-            if prepare is not None:
-                prepare(classes)
-        scores.values.update(data_values(axes, reference, prediction, classes, progress, weights, scores.curves))
-    return scores
+        for total, prediction in zip(sums, predictions):
+            total.data = data_states(axes.data_metrics, reference, prediction, weights, progress)
+        for draw, into in zip(draws, replicates):
+            into.data = [_replicate_states(axes, reference, predictions, weights, draw, b) for b in range(draw.n_replicates)]
+    return sums, replicates
+
+
+def _replicate_states(
+    axes: Axes, reference: Any, predictions: Sequence[Any], weights: np.ndarray | None, draw: Draw, b: int,
+) -> list[Any]:
+    """The data metrics' states on replicate ``b`` of a draw: each part's rows repeated as often
+    as the replicate counts them (so metrics that take no weights resample too)."""
+    refs, preds, taken = [], [], []
+    for index, counts in draw.parts:
+        rows = np.repeat(np.arange(counts.shape[1]), np.round(counts[b]).astype(np.int64))
+        refs.append(take(reference, rows))
+        preds.append(take(predictions[index], rows))
+        taken.append(rows)
+    rows = np.concatenate(taken)
+    return data_states(
+        axes.data_metrics, joined_rows(refs), joined_rows(preds), None if weights is None else weights[rows],
+    )
+
+
+def take(data: Any, rows: np.ndarray) -> Any:
+    """These rows of a membership array or of item sets."""
+    return data[rows] if isinstance(data, np.ndarray) else data.take(rows)
+
+
+def joined_rows(parts: Sequence[Any]) -> Any:
+    """Membership arrays, or item sets, one after the other."""
+    if len(parts) == 1:
+        return parts[0]
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    samples = parts[0].samples
+    for part in parts[1:]:
+        samples = samples + part.samples  # score series stay series; event columns become rows
+    return replace(parts[0], samples=samples, ids=None)
+
+
+def prepared(axes: Axes, classes: Sequence[str]) -> None:
+    """Tell the data metrics that want them the classes (``prepare``), before they update or
+    compute."""
+    for metric in axes.data_metrics:
+        prepare = optional(metric.obj, "prepare")
+        if prepare is not None:
+            prepare(classes)
+
+
+def _rows(weights: np.ndarray | None, part: slice) -> np.ndarray | None:
+    return None if weights is None else weights[part]
+
+
+def _merge(totals: dict[int, Summary], key: int, part: Summary) -> None:
+    totals[key] = part if key not in totals else totals[key] + part
+
+
+def _added(totals: dict[int, Summary], parts: dict[int, Summary]) -> dict[int, Summary]:
+    merged = dict(totals)
+    for key, part in parts.items():
+        _merge(merged, key, part)
+    return merged
+
+
+def _listed_sum(totals: list[Any], parts: list[Any]) -> list[Any]:
+    """States of the same metrics added pairwise (either list may be empty: nothing yet)."""
+    if not totals or not parts:
+        return totals or parts
+    return [part if total is None else total + part for total, part in zip(totals, parts)]
 
 
 def check_items(axes: Axes, reference: ItemSets, prediction: ItemSets, label: str) -> None:
@@ -94,20 +245,6 @@ def set_values(combination: Combination, summary: Summary, axes: Axes, classes: 
                 values.update({measure.at(class_=c): _number(v) for c, v in zip(classes, np.moveaxis(value, -1, 0))})
             else:
                 values[measure] = _number(value)
-    return values
-
-
-def data_values(
-    axes: Axes, reference: Any, prediction: Any, classes: Sequence[str], progress: Progress | None = None,
-    weights: np.ndarray | None = None, curves: dict[tuple[str, str | None], Curve] | None = None,
-) -> Values:
-    """Every data metric, in one pass over the data (chunk states merge by ``+``); their curves
-    go to ``curves``."""
-    states = data_states(axes.data_metrics, reference, prediction, weights, progress)
-    values: Values = {}
-    for metric, state in zip(axes.data_metrics, states):
-        tag = axes.data_tags[metric.label]
-        values.update(named_values(metric.label, metric.who, metric.obj.compute(state), classes, tag, curves))
     return values
 
 
@@ -173,38 +310,9 @@ def _number(value: Any) -> Any:
     return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
 
 
-def summarize(
-    combination: Combination, reference: Any, prediction: Any, axes: Axes, progress: Progress | None = None,
-    tables: list[CardinalityTable] | None = None, weights: Any = None,
-) -> Summary:
-    """Fill and reduce the cardinality table chunk by chunk; chunk summaries merge by ``+``.
-    With ``tables``, the checked chunk tables are appended to it; with ``weights`` (one per
-    sample), each sample counts that many times."""
-    rep, tnorm, similarity = combination
-    total = None
-    n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
-    who = rep.who + (f" with {tnorm.who}" if tnorm else "")
-    for start in chunks(len(reference), progress):
-        ref, pred = reference[start : start + CHUNK_ROWS], prediction[start : start + CHUNK_ROWS]
-        table = rep.obj.cardinalities(
-            ref, pred, tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj
-        )
-        table.check((len(ref), n_classes), who)
-        if tables is not None:
-            tables.append(table)
-        part = Summary.of(
-            table, axes.sample_metrics, axes.zero_division, who,
-            None if weights is None else weights[start : start + CHUNK_ROWS],
-        )
-        total = part if total is None else total + part
-    if total is None:
-        raise DataError(f"{who}: there are no samples to score; the reference is empty")
-    return total
-
-
-def chunks(n_rows: int, progress: Progress | None) -> Iterator[int]:
-    """The first row of each chunk, advancing ``progress`` as each is done."""
+def chunks(n_rows: int, progress: Progress | None, times: int = 1) -> Iterator[int]:
+    """The first row of each chunk, advancing ``progress`` as each is done (``times`` over)."""
     for start in range(0, n_rows, CHUNK_ROWS):
         yield start
         if progress:
-            progress.advance(min(CHUNK_ROWS, n_rows - start))
+            progress.advance(min(CHUNK_ROWS, n_rows - start) * times)

@@ -23,17 +23,17 @@ import numpy as np
 from evalkit.arrays import host_array
 from evalkit.axes import Axes, Combination, resolve, unweighted
 from evalkit.config import Spec, as_list, load_config
-from evalkit.data import LabelMatrix, align, named
+from evalkit.data import LabelMatrix, named
 from evalkit.discovery import default_registry
-from evalkit.engine import Values, data_states, named_values, set_values, summarize
+from evalkit.engine import Sums, Values, prepared, reduce
 from evalkit.errors import DataError
-from evalkit.execute import engine_rows
 from evalkit.items import ItemSets
 from evalkit.keywords import suggest_keywords
-from evalkit.plan import plan_source
-from evalkit.protocols import optional
+from evalkit.plan import Job, Step, plan_source
+from evalkit.reduction import engine_rows, prepare
 from evalkit.registry import Registry
 from evalkit.results import Results, Row
+from evalkit.settings import Engine, Settings
 from evalkit.sources import load_source
 from evalkit.state import State
 from evalkit.table import CHUNK_ROWS
@@ -86,6 +86,9 @@ class Evaluator:
             axis("averaging", "averaging"), axis("metric", "metrics"), config.zero_division,
         )
         self.kind = self.axes.check()
+        settings = Settings(missing, clip, None, False, None, None, Engine("local", None, None, 1, 0))
+        #: what preparing a batch needs: the batch is a partition of the one system "prediction"
+        self.job = Job((Step(None, self.axes),), settings, {"prediction": 1})
         #: the classes asked for: they name unnamed columns, and select those of named data
         self.given: tuple[str, ...] | None = tuple(classes) if classes is not None else None
         self.clip, self.missing = clip, missing
@@ -109,15 +112,14 @@ class Evaluator:
         aligned by sample id and class name where they have them. ``ids`` names the rows of both
         sides when they have no ids of their own; ``sample_weight`` gives each sample a weight
         (scikit-learn's). Returns the evaluator, so calls chain."""
-        ref = self._joined(self._load(reference, "reference", ids))
-        pred = align(ref, self._load(prediction, "prediction", ids), self.missing, python=True)  # type: ignore[type-var]
+        loaded = self._joined(self._load(reference, "reference", ids))
+        partition, _ = prepare(self.job, loaded, {"prediction": [self._load(prediction, "prediction", ids)]},
+                               files=False, python=True)
+        ref, pred = partition.reference, partition.systems["prediction"][0]
         weights = None if sample_weight is None else batch_weights(sample_weight, ref)
         refused = unweighted(self.axes.data_metrics) if weights is not None else None
         if refused:
             raise DataError(refused)
-        if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix):
-            ref = ref.check_memberships()[0]
-            pred = pred.check_scores() if self.axes.ranks_only else pred.check_memberships(self.clip, python=True)[0]
         if self.classes is None:  # a first batch that passed every check names the state's classes
             self._state = replace(self._state, classes=ref.classes)
         if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix) and len(ref) < CHUNK_ROWS:
@@ -154,14 +156,11 @@ class Evaluator:
         state = self.state()
         if state.empty:
             raise DataError("nothing to compute: update() the evaluator with at least one batch first")
-        values: Values = {}
-        for combination in self.axes.set_combinations():
-            values.update(set_values(combination, state.summaries[_key(combination)], self.axes, state.classes))
-        for metric in self.axes.data_metrics:
-            self._prepare(metric, state.classes)
-            result = metric.obj.compute(state.data[metric.label])
-            values.update(named_values(metric.label, metric.who, result, state.classes, self.axes.data_tags[metric.label]))
-        return values
+        sums = Sums(
+            {i: state.summaries[_key(c)] for i, c in enumerate(self.axes.set_combinations())},
+            [state.data[metric.label] for metric in self.axes.data_metrics],
+        )
+        return sums.values(self.axes, state.classes)
 
     def compute(self, system: str = "prediction") -> Results:
         """The results of every sample seen, as the tidy rows of a run (``system`` names them)."""
@@ -210,21 +209,13 @@ class Evaluator:
     def _batch_state(self, ref_rows: Any, pred_rows: Any, weights: np.ndarray | None) -> State:
         classes = self.classes
         assert classes is not None, "the first batch names the classes"
-        summaries = {
-            _key(c): summarize(c, ref_rows, pred_rows, self.axes, weights=weights) for c in self.axes.set_combinations()
-        }
-        for metric in self.axes.data_metrics:
-            self._prepare(metric, classes)
-        states = data_states(self.axes.data_metrics, ref_rows, pred_rows, weights)
-        data = {metric.label: state for metric, state in zip(self.axes.data_metrics, states)}
+        prepared(self.axes, classes)
+        (sums,), _ = reduce(self.axes, ref_rows, [pred_rows], weights)
+        combinations = self.axes.set_combinations()
+        summaries = {_key(combinations[key]): summary for key, summary in sums.summaries.items()}
+        data = {metric.label: state for metric, state in zip(self.axes.data_metrics, sums.data)}
         n = float(weights.sum()) if weights is not None else len(ref_rows)
         return State(self.spec, tuple(classes), summaries, data, n)
-
-    @staticmethod
-    def _prepare(metric: Any, classes: Sequence[str]) -> None:
-        prepare = optional(metric.obj, "prepare")
-        if prepare is not None:
-            prepare(classes)
 
 
 class Pending:

@@ -29,6 +29,7 @@ from evalkit.data import match_classes
 from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.protocols import report_pattern
 from evalkit.registry import Registry
+from evalkit.settings import Settings, settings_of
 from evalkit.sources import check_inline, declared_classes, find_loader, source_path
 from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
 
@@ -55,6 +56,23 @@ class Step:
     axes: Axes
 
 
+@dataclass(frozen=True)
+class Job:
+    """What reducing a run's partitions needs, and nothing else: the axes at each sweep value,
+    the settings, the systems with their number of runs, the test's baseline, and where the
+    weights come from (for messages)."""
+
+    steps: tuple[Step, ...]
+    settings: Settings
+    runs: dict[str, int]
+    baseline: str | None = None
+    weights_where: str | None = None
+
+    @property
+    def axes(self) -> Axes:
+        return self.steps[0].axes
+
+
 @dataclass
 class ReportPlan:
     """The report writers, by format, and the report path without suffix."""
@@ -74,15 +92,26 @@ class Plan:
     kind: str  # what the representations read: "matrix" or "items"
     reference: Source
     systems: dict[str, list[Source]]
-    steps: list[Step]
+    job: Job
     weights: Source | None = None
-    baseline: str | None = None
     report: ReportPlan | None = None
     needs: list[budget.Need] = field(default_factory=list)
 
     @property
     def config(self) -> RunConfig:
         return self.loaded.config
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.job.steps
+
+    @property
+    def baseline(self) -> str | None:
+        return self.job.baseline
+
+    def sources(self) -> list[Source]:
+        """The reference, then every run of every system."""
+        return [self.reference, *(source for runs in self.systems.values() for source in runs)]
 
 
 def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = None, writes: bool = True) -> Plan:
@@ -113,11 +142,22 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
             ]
         else:
             systems[system] = [plan_source(given, "prediction", system, where("data", "systems", system), base, registry, kind)]
-    plan = Plan(loaded, registry, where, axes, kind, reference, systems, _steps(loaded, registry, where, axes, kind))
+    statistics = cfg.statistics
+    baseline = None
+    if statistics is not None and statistics.test is not None:
+        baseline = _baseline(statistics.test.baseline, systems, where)
+    weights_where = None
+    if cfg.data.weights is not None:
+        weights_where = str(source_path(cfg.data.weights, where("data", "weights"))[0] or "data.weights")
+    job = Job(
+        tuple(_steps(loaded, registry, where, axes, kind)), settings_of(cfg, baseline, where),
+        {name: len(runs) for name, runs in systems.items()}, baseline, weights_where,
+    )
+    plan = Plan(loaded, registry, where, axes, kind, reference, systems, job)
     if kind == "matrix":
         _check_classes(plan)
     if cfg.data.stream:
-        _check_streamable(cfg, kind, where("data", "stream"), "a streamed run", "run without `stream: true`")
+        _check_partitioned(kind, where("data", "stream"), "a streamed run")
     if cfg.engine.name == "dask":
         _check_dask(cfg, kind, where)
     if cfg.data.weights is not None:
@@ -125,9 +165,6 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         refused = unweighted(axes.data_metrics)
         if refused:
             raise ConfigError(f"{where('data', 'weights')}: {refused}")
-    statistics = cfg.statistics
-    if statistics is not None and statistics.test is not None:
-        plan.baseline = _baseline(statistics.test.baseline, systems, where)
     resampled = statistics if statistics is not None and (statistics.bootstrap or statistics.test) else None
     if resampled is not None or cfg.sweep is not None:  # before the report folder is made
         plan.needs = _needs(plan, resampled)
@@ -149,25 +186,11 @@ def _check_classes(plan: Plan) -> None:
             match_classes(reference, declared)
 
 
-def _check_streamable(cfg: RunConfig, kind: str, place: str, run: str, instead: str, by_id: bool = False) -> None:
-    """What a streamed run (or a Dask run, which reduces partitions to sums as a streamed run
-    reduces chunks) does not do yet, refused at its key rather than silently; ``by_id``: the run
-    aligns the samples by id, so a sample absent from a system may count as empty."""
+def _check_partitioned(kind: str, place: str, run: str) -> None:
+    """What a streamed run (or a Dask run, which reduces partitions as a streamed run reduces
+    chunks) cannot read, refused at its key rather than silently."""
     if kind != "matrix":
         raise ConfigError(f"{place}: {run} reads membership matrices; this run's representations read item lists")
-    statistics = cfg.statistics
-    resampled_by_id = statistics is not None and statistics.bootstrap is not None and statistics.bootstrap.method == "poisson"
-    refused = [
-        (statistics is not None and (statistics.test is not None or statistics.agreement), "paired tests or rank agreement"),
-        (statistics is not None and statistics.bootstrap is not None and not resampled_by_id,
-         "bootstrap intervals other than `method: poisson`"),
-        (cfg.sweep is not None, "a sweep"),
-        (cfg.data.weights is not None, "sample weights"), (cfg.data.missing != "error" and not by_id, "missing: empty"),
-        (any(isinstance(s, Runs) for s in cfg.data.systems.values()), "several runs of a system"),
-    ]
-    named = [what for bad, what in refused if bad]
-    if named:
-        raise ConfigError(f"{place}: {run} does not take {', '.join(named)} (yet); {instead}")
 
 
 def _check_dask(cfg: RunConfig, kind: str, where: Where) -> None:
@@ -177,7 +200,7 @@ def _check_dask(cfg: RunConfig, kind: str, where: Where) -> None:
     place = where("engine")
     if importlib.util.find_spec("distributed") is None:
         raise ConfigError(f"{place}: the Dask engine needs Dask's distributed scheduler: pip install 'evalkit[dask]'")
-    _check_streamable(cfg, kind, place, "a Dask run", "use `engine: local`", by_id=True)
+    _check_partitioned(kind, place, "a Dask run")
 
 
 def plan_source(value: Any, role: str, system: str | None, where: str, base: Path, registry: Registry, kind: str) -> Source:

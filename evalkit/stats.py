@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -189,18 +190,40 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     samples using Poisson frequencies", 2006; Chamandy, Muralidharan, Najmi & Naidu,
     "Estimating uncertainty for massive data streams", Google, 2012).
     """
-    resamples = _count(resamples, "resamples", 1)
+    weights = np.empty((_count(resamples, "resamples", 1), np.size(keys)), dtype=np.int32)
+    for start, bits in _keyed_bits(keys, resamples, seed):
+        uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        weights[start : start + len(bits)] = np.searchsorted(_POISSON_CDF, uniform, side="right")
+    return weights
+
+
+def keyed_masks(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Paired permutations keyed by sample: (resamples, n) bool, True where sample i's two
+    systems swap in replicate b, a fair coin that is a function of (``seed``, ``keys[i]``, b)
+    alone (the generator of :func:`poisson_weights`, in a domain of its own so a test's swaps
+    are independent of a bootstrap's counts of the same seed). So any split of the data, in any
+    order, permutes identically, as :func:`permutation_masks` cannot (its coins follow the rows'
+    positions in one generator)."""
+    masks = np.empty((_count(resamples, "resamples", 1), np.size(keys)), dtype=np.bool_)
+    for start, bits in _keyed_bits(keys, resamples, seed ^ _MASK_DOMAIN):
+        masks[start : start + len(bits)] = (bits >> np.uint64(63)).astype(np.bool_)
+    return masks
+
+
+#: Mixed into a seed for :func:`keyed_masks` (the first 64 bits of the fractional part of pi).
+_MASK_DOMAIN = 0x243F6A8885A308D3
+
+
+def _keyed_bits(keys: np.ndarray, resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
+    """Blocks of 64 random bits per (replicate, sample), each a function of (``seed``, key,
+    replicate) alone (SplitMix64 mixing): the first replicate of a block and its bits."""
     keys = np.asarray(keys, dtype=np.uint64)
     with np.errstate(over="ignore"):
         base = _mix(keys ^ _mix(np.array([seed], dtype=np.uint64)))
-        weights = np.empty((resamples, keys.size), dtype=np.int32)
         rows = max(1, _BLOCK_ENTRIES // max(keys.size, 1))  # blocks of rows: bounded temporaries
         for start in range(0, resamples, rows):
             replicate = np.arange(start + 1, min(start + rows, resamples) + 1, dtype=np.uint64)[:, None]
-            bits = _mix(base[None, :] + replicate * _GOLDEN)
-            uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
-            weights[start : start + len(replicate)] = np.searchsorted(_POISSON_CDF, uniform, side="right")
-    return weights
+            yield start, _mix(base[None, :] + replicate * _GOLDEN)
 
 
 def _sorted_finite(replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ built with the plan, so a value that a component rejects is reported before any 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from evalkit.axes import Axes, resolve
 from evalkit.budget import amount
 from evalkit.config import RangeConfig, SweepConfig, as_list
 from evalkit.data import LabelMatrix
-from evalkit.errors import ConfigError, DataError
+from evalkit.errors import ConfigError
 from evalkit.registry import Registry, label_of
 
 #: config field -> (component kind, Axes attribute)
@@ -80,18 +80,14 @@ def field_specs(config: Any, sweep: SweepConfig) -> list[Any]:
     return [] if sweep.vary == "offset" else as_list(getattr(config, sweep.vary.split(".")[0]))
 
 
-def offset(data: Any, sweep: SweepConfig, value: float, where: str) -> Any:
-    """Predictions plus ``value`` (clipped to [0, 1]) in the sweep's samples (default: all)."""
-    if sweep.vary != "offset" or not isinstance(data, LabelMatrix):
+def offset(data: Any, vary: str, samples: Sequence[str] | None, value: float) -> Any:
+    """Predictions plus ``value`` (clipped to [0, 1]) in ``samples`` (by id; default: all). A
+    sample named but absent is the caller's to report, once it has seen all the data."""
+    if vary != "offset" or not isinstance(data, LabelMatrix):
         return data
     rows = np.ones(len(data), dtype=bool)
-    if sweep.samples is not None:
-        ids = list(data.ids or ())
-        unknown = [s for s in sweep.samples if s not in ids]
-        if unknown:
-            hint = f"the data's ids: {', '.join(ids[:10])}" if ids else "the data has no ids; give them ({values, ids})"
-            raise DataError(f"{where}: no sample {', '.join(map(repr, unknown))}; {hint}")
-        rows = np.isin(np.array(ids, dtype=object), sweep.samples)
+    if samples is not None:
+        rows = np.isin(np.array(data.ids or (), dtype=object), list(samples)) if data.ids else ~rows
     values = data.values.copy()
     values[rows] = np.clip(values[rows] + value, 0.0, 1.0)
     return replace(data, values=values)

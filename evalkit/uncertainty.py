@@ -1,11 +1,10 @@
-"""Uncertainty of a run's values: bootstrap intervals over samples, jackknife intervals across a
-system's runs, paired tests between systems, and the agreement of system rankings.
+"""Uncertainty of a run's values, from their replicates: bootstrap intervals over samples,
+jackknife intervals across a system's runs, paired tests between systems, and the agreement of
+system rankings.
 
-All of them recompute a system's values on reweighted samples: set metrics from replicate
-summaries (:meth:`evalkit.table.Summary.replicates`, one matrix product per column for all
-replicates), data metrics by running them on the resampled rows. The averagings and metrics are
-the run's own components, so every scheme gets intervals and tests without knowing about them.
-The numerical methods are in :mod:`evalkit.stats`.
+The replicates themselves are reduced with everything else (:func:`evalkit.engine.reduce`, one
+pass over the rows); what is here turns values and replicate values into intervals, p-values and
+rank correlations. The numerical methods are in :mod:`evalkit.stats`.
 """
 
 from __future__ import annotations
@@ -13,91 +12,14 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from evalkit import stats
-from evalkit.axes import Axes
-from evalkit.config import StatisticsConfig
-from evalkit.engine import Scores, Values, data_values, set_values
+from evalkit.engine import Values, stack
 from evalkit.measures import Measure
-from evalkit.progress import Progress
-from evalkit.protocols import optional
 from evalkit.results import Agreement, Comparison, Row
-from evalkit.table import CardinalityTable, Summary, concatenate
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One system's aligned data, as the engine reads it, with the classes of its columns."""
-
-    reference: Any
-    prediction: Any
-    classes: Sequence[str]
-    weights: np.ndarray | None = None  # one per sample: sample i counts weights[i] times
-    ids: Sequence[str] | None = None  # the samples' ids, which seed their Poisson resampling
-
-    def __len__(self) -> int:
-        return len(self.reference)
-
-
-def stack(replicates: Sequence[Values]) -> Values:
-    """Replicate values stacked along a new first axis, measure by measure."""
-    return {m: np.array([values[m] for values in replicates], dtype=np.float64) for m in replicates[0]}
-
-
-# ------------------------------------------------------------------------------- replicate values
-
-
-def take(data: Any, rows: np.ndarray) -> Any:
-    """These rows of a membership array or of item sets."""
-    return data[rows] if isinstance(data, np.ndarray) else data.take(rows)
-
-
-def replicate_values(
-    axes: Axes, tables: dict[Any, CardinalityTable], weights: np.ndarray, sample: Sample,
-    progress: Progress | None = None,
-) -> Values:
-    """The values of every replicate, stacked along a first axis: in replicate b, sample i
-    counts ``weights[b, i]`` times.
-
-    ``tables`` and ``sample`` may hold more rows than one system's samples (two systems stacked,
-    for a permutation test); weights then choose among them. Set metrics come from one batch of
-    replicate summaries per combination, reduced in one call by averagings that declare
-    ``batched = True`` (all built-ins) and replicate by replicate otherwise; data metrics are
-    recomputed on each replicate's rows.
-    """
-    values: Values = {}
-    for combination in axes.set_combinations():
-        batch = Summary.replicates(
-            tables[combination], weights, axes.sample_metrics, axes.zero_division, sample_weights=sample.weights,
-        )
-        values.update(batch_values(axes, combination, batch, sample.classes, len(weights)))
-    if axes.data_metrics:
-        per_replicate = []
-        for row_weights in weights:
-            rows = np.repeat(np.arange(len(row_weights)), np.round(row_weights).astype(np.int64))
-            per_replicate.append(data_values(
-                axes, take(sample.reference, rows), take(sample.prediction, rows), sample.classes,
-                weights=None if sample.weights is None else sample.weights[rows],
-            ))
-            if progress:
-                progress.advance(1)
-        values.update(stack(per_replicate))
-    elif progress:
-        progress.advance(len(weights))
-    return values
-
-
-def batch_values(axes: Axes, combination: Any, batch: Summary, classes: Sequence[str], n_replicates: int) -> Values:
-    """Every set-metric value of a batch of replicate summaries, stacked along a first axis:
-    in one call for averagings that declare ``batched = True`` (all built-ins), replicate by
-    replicate otherwise."""
-    if all(optional(avg.obj, "batched") for avg in axes.averagings):
-        return set_values(combination, batch, axes, classes, batch=True)
-    return stack([set_values(combination, batch.replicate(b), axes, classes) for b in range(n_replicates)])
+from evalkit.settings import Test
 
 
 def percentile_bounds(replicates: Values, level: float) -> tuple[Values, Values]:
@@ -106,23 +28,13 @@ def percentile_bounds(replicates: Values, level: float) -> tuple[Values, Values]
     return {m: float(b[0]) for m, b in bounds.items()}, {m: float(b[1]) for m, b in bounds.items()}
 
 
-def bootstrap_bounds(
-    scores: Scores, axes: Axes, sample: Sample, config: StatisticsConfig, progress: Progress | None = None,
-) -> tuple[Values, Values]:
-    """(low, high) bootstrap bounds of every value, resampling the samples."""
-    boot = config.bootstrap
-    assert boot is not None, "bootstrap bounds are asked for only when the config has them"
-    n = len(sample)
-    if boot.method == "poisson":
-        weights = stats.poisson_weights(stats.sample_keys(sample.ids, n), boot.resamples, boot.seed)
-    else:
-        weights = stats.bootstrap_weights(n, boot.resamples, np.random.default_rng(boot.seed))
-    replicates = replicate_values(axes, scores.tables, weights, sample, progress)
-    if boot.method in ("percentile", "poisson"):
-        return percentile_bounds(replicates, config.level)
-    jackknife = replicate_values(axes, scores.tables, stats.jackknife_weights(n), sample)
+def interval_bounds(values: Values, replicates: Values, jackknife: Values | None, level: float) -> tuple[Values, Values]:
+    """(low, high) bootstrap bounds of every value from its replicates: percentile, or BCa
+    where the ``jackknife`` replicates (for the acceleration) are given."""
+    if jackknife is None:
+        return percentile_bounds(replicates, level)
     bounds = {
-        m: stats.bca_interval(r, np.asarray(scores.values[m], dtype=np.float64), jackknife[m], config.level)
+        m: stats.bca_interval(r, np.asarray(values[m], dtype=np.float64), jackknife[m], level)
         for m, r in replicates.items()
     }
     return {m: float(b[0]) for m, b in bounds.items()}, {m: float(b[1]) for m, b in bounds.items()}
@@ -147,60 +59,37 @@ def rows_of(system: str, values: Values, low: Values | None = None, high: Values
 # ---------------------------------------------------------------------------------- paired tests
 
 
-def paired_tests(
-    system: str, baseline: str, scores: dict[str, Scores], samples: dict[str, Sample], axes: Axes,
-    config: StatisticsConfig, progress: Progress | None = None,
+def compared(
+    system: str, baseline: str, base: Values, other: Values, base_replicates: Values, other_replicates: Values,
+    swapped: tuple[Values, Values] | None, test: Test, level: float,
 ) -> list[Comparison]:
-    """``system`` against ``baseline`` on the same samples, for every single-number measure.
+    """``system`` against ``baseline`` on the same samples, for every single-number measure,
+    from both systems' values and their replicates on the same resamples.
 
-    Permutation: under "no difference" the two systems' outputs for a sample are exchangeable,
-    so each replicate swaps them on a random subset of samples (the two tables stacked, and
-    weights choosing a row from either). Bootstrap: both systems on the same resamples; the
-    p-value tests whether the difference's distribution excludes 0.
+    Permutation (``swapped`` given): under "no difference" the two systems' outputs for a
+    sample are exchangeable, so each replicate swaps them on a random subset of samples;
+    ``swapped`` holds each replicate's values of the baseline's side and the system's side.
+    Bootstrap: the p-value tests whether the difference's distribution excludes 0.
 
-    Each comparison carries the percentile interval (at the run's level) of the difference over
-    paired bootstrap resamples, both systems on the same resamples: the bootstrap test's own, or,
-    for a permutation test (whose replicates are centred on 0 by design, so say nothing about
-    the difference's spread), as many more drawn from the same generator.
+    Each comparison carries the percentile interval (at ``level``) of the difference over the
+    paired resamples: the bootstrap test's own, or, for a permutation test (whose replicates are
+    centred on 0 by design, so say nothing about the difference's spread), resamples drawn for
+    the interval alone.
     """
-    test = config.test
-    assert test is not None, "paired tests are run only when the config asks for them"
-    n = len(samples[baseline])
-    rng = np.random.default_rng(test.seed)
-    a, s = scores[baseline].values, scores[system].values
-    observed = {m: s[m] - a[m] for m in a if m.single and m in s}
-    if test.method == "permutation":
-        masks = stats.permutation_masks(n, test.resamples, rng).astype(np.float64)
-        tables = {k: concatenate([scores[baseline].tables[k], scores[system].tables[k]]) for k in scores[baseline].tables}
-        both = Sample(
-            _stack_rows(samples[baseline].reference, samples[system].reference),
-            _stack_rows(samples[baseline].prediction, samples[system].prediction),
-            samples[baseline].classes,
-            None if samples[baseline].weights is None else np.concatenate([samples[baseline].weights] * 2),
-        )
-        as_baseline = replicate_values(axes, tables, np.hstack([1 - masks, masks]), both, progress)
-        as_system = replicate_values(axes, tables, np.hstack([masks, 1 - masks]), both, progress)
-    weights = stats.bootstrap_weights(n, test.resamples, rng)
-    boot_baseline = replicate_values(axes, scores[baseline].tables, weights, samples[baseline], progress)
-    boot_system = replicate_values(axes, scores[system].tables, weights, samples[system], progress)
+    observed = {m: other[m] - base[m] for m in base if m.single and m in other}
     comparisons = []
     for m, difference in observed.items():
-        differences = boot_system[m] - boot_baseline[m]
-        if test.method == "permutation":
+        differences = other_replicates[m] - base_replicates[m]
+        if swapped is not None:
+            as_baseline, as_system = swapped
             p = float(stats.p_value(np.asarray(difference), as_system[m] - as_baseline[m]))
         else:
             p = float(stats.paired_bootstrap_p_value(differences, np.asarray(difference)))
-        low, high = stats.percentile_interval(differences, config.level)
+        low, high = stats.percentile_interval(differences, level)
         comparisons.append(
             Comparison.of(system, baseline, m, difference, p, test.method, test.resamples, float(low), float(high))
         )
     return comparisons
-
-
-def _stack_rows(first: Any, second: Any) -> Any:
-    if isinstance(first, np.ndarray):
-        return np.vstack([first, second])
-    return replace(first, samples=first.samples + second.samples, ids=None)
 
 
 # ------------------------------------------------------------------------------------ agreement

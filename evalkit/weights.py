@@ -23,19 +23,6 @@ from evalkit.items import ItemSets
 #: count and F's factor 2, none near 2**64, so no sum overflows; real weights never come close.
 MAX_TOTAL = float(np.finfo(np.float64).max) / 2.0**64
 
-def aligned_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets) -> np.ndarray:
-    """The weights in the reference's sample order, float64, checked finite, >= 0, not all 0 and
-    adding up to at most :data:`MAX_TOTAL`.
-
-    The source holds one value column (its name is free: ``weight``, ``w``); rows are matched
-    by id when both sides have ids and by position when neither has, as for a system's file.
-    """
-    values = _matched(weights, reference)
-    if not values.any():
-        raise none_counts(weights.source)
-    return values
-
-
 def none_counts(where: str) -> DataError:
     """The error for weights that are all 0 (a config's `data: weights:`, `evaluate()`)."""
     return DataError(f"{where}: every weight is 0, so no sample would count; give some sample a weight > 0")
@@ -48,20 +35,19 @@ def batch_weights(sample_weight: Any, reference: LabelMatrix | ItemSets) -> np.n
     if is_pandas(sample_weight):
         weights = from_pandas(sample_weight, "sample_weight")
         if weights.ids is not None:
-            return _matched(weights, reference, python=True)
+            return matched_weights(weights, reference, python=True)
     values = sample_weights(sample_weight, len(reference), ids=reference.ids)
     _check_total(values, "sample_weight", _namer(reference.ids))
     return values
 
 
-def _matched(weights: LabelMatrix, reference: LabelMatrix | ItemSets, python: bool = False) -> np.ndarray:
-    """The one value column of ``weights`` aligned to the reference's samples, checked finite
-    and >= 0; ``python``: messages name keyword arguments."""
-    if len(weights.classes) != 1:
-        raise DataError(
-            f"{weights.source}: sample weights take one value column (and an id column), but it has "
-            f"{len(weights.classes)}: {', '.join(map(repr, weights.classes[:5]))}"
-        )
+def matched_weights(weights: LabelMatrix, reference: LabelMatrix | ItemSets, python: bool = False) -> np.ndarray:
+    """The one value column of ``weights`` (its name is free: ``weight``, ``w``) aligned to the
+    reference's samples, by id when both sides have ids and by position when neither has, as a
+    system's file is; float64, checked finite and >= 0 (all 0 is the caller's to refuse, once
+    it has seen all the samples: :func:`none_counts`). ``python``: messages name keyword
+    arguments."""
+    one_column(weights)
     # Matched like a system's file with the one column of the reference's stand-in.
     stand_in = LabelMatrix(np.zeros((len(reference), 1)), weights.classes, reference.ids, reference.source)
     values = np.asarray(align(stand_in, weights, "required", python).values[:, 0], dtype=np.float64)
@@ -69,6 +55,16 @@ def _matched(weights: LabelMatrix, reference: LabelMatrix | ItemSets, python: bo
     _check_finite(values, weights.source, sample)
     _check_total(values, weights.source, sample)
     return values
+
+
+def one_column(weights: LabelMatrix) -> np.ndarray:
+    """The weights' one value column; another number of columns is an error naming them."""
+    if len(weights.classes) != 1:
+        raise DataError(
+            f"{weights.source}: sample weights take one value column (and an id column), but it has "
+            f"{len(weights.classes)}: {', '.join(map(repr, weights.classes[:5]))}"
+        )
+    return weights.values[:, 0]
 
 
 def _namer(ids: Sequence[str] | None) -> Callable[[int], str]:

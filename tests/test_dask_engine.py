@@ -74,9 +74,6 @@ def test_bundled_configs_give_the_local_engines_numbers(cluster, monkeypatch, na
 def test_the_bundled_configs_it_does_not_take_are_refused_at_the_engine_key(monkeypatch):
     monkeypatch.chdir(CONFIGS)
     refused = {
-        "tnorms": "a Dask run does not take paired tests or rank agreement, bootstrap intervals other than "
-                  "`method: poisson` (yet); use `engine: local`",
-        "figure1": "a Dask run does not take a sweep",
         "events": "a Dask run reads membership matrices",
     }
     for name, message in refused.items():

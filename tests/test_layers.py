@@ -26,10 +26,11 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("leaves", (
         "errors version keywords progress provenance stats gather optional measures budget loading yamlfile control_chars"
     ).split()),
-    ("data types", "components score_series items data table cells results config arrays weights time_units state".split()),
+    ("data types",
+     "components score_series items data table cells results config arrays weights time_units state settings".split()),
     ("plugin boundary", "protocols contracts registry hookspecs discovery testing scaffold".split()),
     ("plan", "axes sweeps sources plan".split()),
-    ("run", "engine uncertainty streaming dask_engine execute evaluator".split()),
+    ("run", "engine uncertainty reduction streaming dask_engine execute evaluator".split()),
     ("presentation", "reporting pivot folding glossary".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers
     # are plugins); like api.py it is a way in, and nothing inside evalkit imports it.

@@ -17,7 +17,8 @@ import evalkit
 from evalkit.api import plan
 from evalkit.discovery import default_registry
 from evalkit.errors import DataError
-from evalkit.streaming import finish, reduce_rows
+from evalkit.reduction import scored
+from evalkit.streaming import reduce_rows
 
 N = 3_000
 CLASSES = ["a", "b", "c"]
@@ -80,8 +81,8 @@ def test_ranges_reduced_apart_add_up_to_the_whole(files, cuts):
     total = parts[0]
     for part in parts[1:]:
         total = total + part
-    whole = finish(checked, reduce_rows(checked))[0]
-    added = finish(checked, total)[0]
+    whole = scored(checked.job, reduce_rows(checked).tally, "reference").rows
+    added = scored(checked.job, total.tally, "reference").rows
     assert [r.measure for r in added] == [r.measure for r in whole]
     for got, want in zip(added, whole):
         assert got.value == pytest.approx(want.value, rel=1e-12, abs=1e-15), got.measure

@@ -302,7 +302,7 @@ def test_sweep_mistakes_are_explained(sweep, problem):
 
 def test_offset_samples_must_be_in_the_data():
     """Which samples exist is known only from the data: a data error, after the plan."""
-    with pytest.raises(DataError, match=r"sweep.samples: no sample 'x'; the data has no ids"):
+    with pytest.raises(DataError, match=r"sweep.samples: no sample 'x' in the data; .* \(data without ids has none"):
         run(sweep={"vary": "offset", "values": [0.1], "samples": ["x"]})
 
 

@@ -1,0 +1,372 @@
+"""One reduction, four drivers: a partition of aligned rows becomes a :class:`Tally`, tallies
+add up by ``+``, and :func:`scored` turns the tally of all the data into every number a run
+reports.
+
+A partition is whatever a driver hands over: the whole data (in memory), a chunk (a streamed
+run), a group of ids (Dask), a batch (the Evaluator). Its samples are whole. :func:`prepare`
+checks and aligns it, the same for every driver; :func:`reduce_partition` reduces it, at every
+sweep value, for every system and run, with the replicates the statistics need. Draws keyed by
+sample id (the Poisson bootstrap, keyed tests) are the same in any partition, so their
+replicates add up like every other sum; the multinomial bootstrap, BCa's jackknife and unkeyed
+permutations draw over all the samples at once, so they are taken only where the partition is
+the whole data (the plan refuses them for a streamed or Dask run, naming the keyed method).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from evalkit import stats
+from evalkit.data import LabelMatrix, align, empty_reference_note, only_in_systems, with_empty_samples
+from evalkit.engine import Draw, Replicates, Sums, check_items, reduce
+from evalkit.errors import DataError
+from evalkit.items import ItemSets
+from evalkit.measures import Curve
+from evalkit.plan import Job, Step
+from evalkit.progress import Progress
+from evalkit.protocols import optional
+from evalkit.results import Agreement, Comparison, CurveRow, Row
+from evalkit.sweeps import offset
+from evalkit.time_units import time_unit_note
+from evalkit.uncertainty import compared, interval_bounds, jackknife_across_runs, rank_agreement, rows_of
+from evalkit.weights import matched_weights, none_counts
+
+Data = LabelMatrix | ItemSets
+
+
+@dataclass
+class Partition:
+    """Aligned, checked rows: the reference, each system's runs in its sample order, and the
+    samples' weights; ``first_row``: the place of its first sample in the data (samples without
+    ids are keyed by it); ``whole``: the partition is all the data."""
+
+    reference: Data
+    systems: dict[str, list[Any]]
+    weights: np.ndarray | None = None
+    first_row: int = 0
+    whole: bool = False
+
+
+Key = tuple[int, str, int]  # (sweep step, system, run)
+Pair = tuple[int, str]  # (sweep step, system tested against the baseline)
+
+
+@dataclass
+class Tally:
+    """Everything the partitions seen add up to: each (step, system, run)'s sums, the replicates
+    of intervals and tests, and what the notes count. Merged by ``+`` in any grouping."""
+
+    sums: dict[Key, Sums] = field(default_factory=dict)
+    intervals: dict[Key, Replicates] = field(default_factory=dict)
+    jackknife: dict[Key, Replicates] = field(default_factory=dict)
+    tests: dict[Key, Replicates] = field(default_factory=dict)
+    as_baseline: dict[Pair, Replicates] = field(default_factory=dict)
+    as_system: dict[Pair, Replicates] = field(default_factory=dict)
+    samples: int = 0
+    classes: tuple[str, ...] = ()
+    weight: float = 0.0
+    clipped: dict[str, int] = field(default_factory=dict)
+    added: int = 0
+    notes: tuple[str, ...] = ()
+    swept: frozenset[str] = frozenset()  # the sweep's samples seen (an offset sweep naming samples)
+
+    def __add__(self, other: Tally) -> Tally:
+        if not other.samples and not other.added:
+            return replace(self, notes=_union(self.notes, other.notes), clipped=_counted(self.clipped, other.clipped))
+        if not self.samples and not self.added:
+            return replace(other, notes=_union(self.notes, other.notes), clipped=_counted(self.clipped, other.clipped))
+        return Tally(
+            _merged(self.sums, other.sums), _merged(self.intervals, other.intervals),
+            _merged(self.jackknife, other.jackknife), _merged(self.tests, other.tests),
+            _merged(self.as_baseline, other.as_baseline), _merged(self.as_system, other.as_system),
+            self.samples + other.samples, self.classes or other.classes, self.weight + other.weight,
+            _counted(self.clipped, other.clipped), self.added + other.added, _union(self.notes, other.notes),
+            self.swept | other.swept,
+        )
+
+
+def _merged(a: dict[Any, Any], b: dict[Any, Any]) -> dict[Any, Any]:
+    merged = dict(a)
+    for key, value in b.items():
+        merged[key] = value if key not in merged else merged[key] + value
+    return merged
+
+
+def _counted(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {key: a.get(key, 0) + b.get(key, 0) for key in {**a, **b}}
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(a + b))
+
+
+# ---------------------------------------------------------------------------------------- prepare
+
+
+def prepare(
+    job: Job, reference: Data, systems: Mapping[str, Sequence[Data]], weights: LabelMatrix | None = None,
+    files: bool = True, python: bool = False,
+) -> tuple[Partition, Tally]:
+    """The one data preparation of every driver: the reference checked, every system's runs
+    aligned with it by id (by position where neither side has ids) and checked as memberships
+    (or scores, for ranking metrics alone), the weights matched to its samples, and what the
+    notes say counted in an empty :class:`Tally`. ``files``: the data comes from files (rows
+    matched by position are then announced; inline data is positional by nature);
+    ``python``: messages name keyword arguments, not config keys."""
+    settings, axes = job.settings, job.axes
+    notes = Tally()
+    if isinstance(reference, LabelMatrix):
+        reference = reference.check_memberships()[0]
+    if settings.missing == "empty" and reference.ids is not None:
+        extra = only_in_systems(reference, [run for runs in systems.values() for run in runs])
+        reference = with_empty_samples(reference, extra)  # type: ignore[type-var]
+        notes.added = len(extra)
+    aligned: dict[str, list[Data]] = {}
+    for system, runs in systems.items():
+        aligned[system] = []
+        for run in runs:
+            prediction: Data = align(reference, run, settings.missing, python)  # type: ignore[type-var]
+            if reference.ids is None and files:
+                notes.notes += (f"{system}: rows aligned with the reference by position: neither file has sample ids",)
+            if isinstance(prediction, LabelMatrix):
+                if axes.ranks_only:
+                    prediction = prediction.check_scores()
+                else:
+                    prediction, clipped = prediction.check_memberships(clip=settings.clip, python=python)
+                    if clipped:
+                        notes.clipped[system] = notes.clipped.get(system, 0) + clipped
+            else:
+                assert isinstance(reference, ItemSets), "item sets are aligned with item sets"
+                unit = time_unit_note(reference, prediction, system)
+                if unit:
+                    notes.notes += (unit,)
+                for step in job.steps:
+                    check_items(step.axes, reference, prediction, system)
+            aligned[system].append(prediction)
+    matched = None
+    if weights is not None:
+        matched = matched_weights(weights, reference)
+        notes.weight = float(matched.sum())
+    notes.classes = reference.classes
+    return Partition(reference, aligned, matched), notes
+
+
+# ----------------------------------------------------------------------------------------- reduce
+
+
+def reduce_partition(job: Job, partition: Partition, progress: Progress | None = None) -> Tally:
+    """A partition's tally: at every sweep value, each system's runs reduced (in one pass over
+    the rows, with every replicate the statistics need)."""
+    reference = partition.reference
+    n = len(reference)
+    tally = Tally(samples=n, classes=reference.classes)
+    if not n:
+        return tally
+    statistics = job.settings.statistics
+    keys = stats.sample_keys(reference.ids, n) if reference.ids is not None else \
+        np.arange(partition.first_row, partition.first_row + n, dtype=np.uint64)
+    draws = _Draws(job, keys, partition.whole)
+    sweep = job.settings.sweep
+    if sweep is not None and sweep.samples is not None and reference.ids is not None:
+        tally.swept = frozenset(sweep.samples) & frozenset(reference.ids)
+    ref_rows = engine_rows(reference)
+    for index, step in enumerate(job.steps):
+        keyed: list[tuple[str, int]] = [(s, r) for s, runs in partition.systems.items() for r in range(len(runs))]
+        predictions = [engine_rows(_offset(job, partition.systems[s][r], step)) for s, r in keyed]
+        single = [i for i, (s, _) in enumerate(keyed) if job.runs[s] == 1]
+        planned: list[tuple[dict[Any, Replicates], Any, Draw]] = []  # into, key, draw
+        if statistics is not None and statistics.bootstrap is not None:
+            for i in single:
+                planned.append((tally.intervals, (index, *keyed[i]), Draw(((i, draws.interval),))))
+                if statistics.bootstrap.method == "bca":
+                    planned.append((tally.jackknife, (index, *keyed[i]), Draw(((i, draws.jackknife),))))
+        if statistics is not None and statistics.test is not None:
+            for i in single:
+                planned.append((tally.tests, (index, *keyed[i]), Draw(((i, draws.test),))))
+            if statistics.test.method == "permutation":
+                base = next((i for i in single if keyed[i][0] == statistics.test.baseline), None)
+                for i in single:
+                    if base is not None and i != base:
+                        masks, unmasked = draws.masks
+                        pair = (index, keyed[i][0])
+                        planned.append((tally.as_baseline, pair, Draw(((base, unmasked), (i, masks)))))
+                        planned.append((tally.as_system, pair, Draw(((base, masks), (i, unmasked)))))
+        sums, replicates = reduce(step.axes, ref_rows, predictions, partition.weights, [d for *_, d in planned], progress)
+        for (system, run), total in zip(keyed, sums):
+            tally.sums[index, system, run] = total
+        for (into, key, _), reduced in zip(planned, replicates):
+            into[key] = reduced
+    if partition.weights is not None:
+        tally.weight = float(partition.weights.sum())
+    return tally
+
+
+class _Draws:
+    """A partition's weights of every replicate the statistics draw, made when first asked for:
+    keyed by sample (any partition), or over the whole data (a partition that is the whole)."""
+
+    def __init__(self, job: Job, keys: np.ndarray, whole: bool) -> None:
+        self.statistics, self.keys, self.whole = job.settings.statistics, keys, whole
+        self._test: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None] | None = None
+
+    @property
+    def interval(self) -> np.ndarray:
+        boot = self.statistics.bootstrap if self.statistics else None
+        assert boot is not None, "intervals are drawn when the statistics ask for them"
+        if boot.keyed:
+            return stats.poisson_weights(self.keys, boot.resamples, boot.seed)
+        self._check_whole("bootstrap intervals other than `method: poisson`")
+        return stats.bootstrap_weights(len(self.keys), boot.resamples, np.random.default_rng(boot.seed))
+
+    @property
+    def jackknife(self) -> np.ndarray:
+        self._check_whole("BCa intervals")
+        return stats.jackknife_weights(len(self.keys))
+
+    @property
+    def test(self) -> np.ndarray:
+        return self._tests()[0]
+
+    @property
+    def masks(self) -> tuple[np.ndarray, np.ndarray]:
+        masks = self._tests()[1]
+        assert masks is not None, "masks are drawn for a permutation test"
+        return masks
+
+    def _tests(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """The test's bootstrap counts and, for a permutation test, its swaps and their
+        complement, as float weights: keyed by sample, or from one generator in the order an
+        in-memory run has always drawn them (the swaps first)."""
+        if self._test is None:
+            test = self.statistics.test if self.statistics else None
+            assert test is not None, "tests are drawn when the statistics ask for them"
+            n = len(self.keys)
+            masks = None
+            if test.keyed:
+                if test.method == "permutation":
+                    masks = stats.keyed_masks(self.keys, test.resamples, test.seed).astype(np.float64)
+                counts = stats.poisson_weights(self.keys, test.resamples, test.seed)
+            else:
+                self._check_whole("paired tests without `keyed: true`")
+                rng = np.random.default_rng(test.seed)
+                if test.method == "permutation":
+                    masks = stats.permutation_masks(n, test.resamples, rng).astype(np.float64)
+                counts = stats.bootstrap_weights(n, test.resamples, rng)
+            self._test = counts, None if masks is None else (masks, 1 - masks)
+        return self._test
+
+    def _check_whole(self, what: str) -> None:
+        assert self.whole, f"{what} draw over all the samples; the plan refuses them for a partitioned run"
+
+
+def engine_rows(data: Data) -> Any:
+    """What the engine slices into chunks: the values array of a matrix, item sets as they are."""
+    return data.values if isinstance(data, LabelMatrix) else data
+
+
+def _offset(job: Job, data: Data, step: Step) -> Data:
+    sweep = job.settings.sweep
+    if sweep is None or step.value is None:
+        return data
+    return offset(data, sweep.vary, sweep.samples, step.value)
+
+
+# ----------------------------------------------------------------------------------------- scored
+
+
+@dataclass
+class Scored:
+    """Everything a run computed, before it becomes :class:`evalkit.results.Results`."""
+
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    agreement: list[Agreement] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    curves: list[CurveRow] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        """Add a note once."""
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
+    """Every number of a run from the tally of all its data, with its notes."""
+    out = Scored()
+    if not tally.samples:
+        raise DataError(f"{reference_where}: there are no samples to score; the reference is empty")
+    settings = job.settings
+    sweep, statistics = settings.sweep, settings.statistics
+    if sweep is not None and sweep.samples is not None:
+        unseen = [s for s in sweep.samples if s not in tally.swept]
+        if unseen:
+            raise DataError(
+                f"{sweep.where}: no sample {', '.join(map(repr, unseen))} in the data; the sweep's samples are sample ids "
+                "of the reference (data without ids has none: give the files an id column)"
+            )
+    for note in settings.notes:
+        out.note(note)
+    if tally.added:
+        out.note(empty_reference_note(tally.added))
+    for note in tally.notes:
+        out.note(note)
+    for system, count in tally.clipped.items():
+        out.note(f"{system}: {count} prediction value(s) outside [0, 1] were clipped (clip: true)")
+    if job.weights_where is not None:
+        if not tally.weight:
+            raise none_counts(job.weights_where)
+        out.note(f"samples weighted by {job.weights_where}: {tally.weight:g} in all for {tally.samples} samples")
+    classes = tally.classes
+    level = statistics.level if statistics else 0.95
+    for index, step in enumerate(job.steps):
+        rows: list[Row] = []
+        values = {}
+        for system, runs in job.runs.items():
+            if runs > 1:
+                per_run = [tally.sums[index, system, r].values(step.axes, classes) for r in range(runs)]
+                rows += rows_of(system, *jackknife_across_runs(per_run, level))
+                out.note(f"{system}: the mean of {runs} runs, with its jackknife {level:.0%} interval across runs")
+                continue
+            key = (index, system, 0)
+            curves: dict[tuple[str, str | None], Curve] = {}
+            values[system] = tally.sums[key].values(step.axes, classes, curves)
+            bounds: tuple[Any, Any] = (None, None)
+            if statistics is not None and statistics.bootstrap is not None:
+                jackknife = tally.jackknife[key].values(step.axes, classes) if key in tally.jackknife else None
+                bounds = interval_bounds(values[system], tally.intervals[key].values(step.axes, classes), jackknife, level)
+            rows += rows_of(system, values[system], *bounds)
+            out.curves += [CurveRow(system, name, curve, class_, step.value) for (name, class_), curve in curves.items()]
+        if sweep is not None:
+            rows = [replace(r, sweep=sweep.vary, sweep_value=step.value) for r in rows]
+        out.rows += rows
+        test = statistics.test if statistics else None
+        if test is not None and job.baseline is not None:
+            base = job.baseline
+            for system in values:
+                if system == base:
+                    continue
+                swapped = None
+                if (index, system) in tally.as_baseline:
+                    swapped = (tally.as_baseline[index, system].values(step.axes, classes),
+                               tally.as_system[index, system].values(step.axes, classes))
+                found = compared(
+                    system, base, values[base], values[system], tally.tests[index, base, 0].values(step.axes, classes),
+                    tally.tests[index, system, 0].values(step.axes, classes), swapped, test, level,
+                )
+                out.comparisons += [replace(c, sweep_value=step.value) for c in found]
+            skipped = [s for s, runs in job.runs.items() if runs > 1]
+            if skipped:
+                out.note(f"paired tests skip {', '.join(skipped)}: several runs per system")
+    if statistics is not None and statistics.agreement:
+        if len(job.runs) < 3:
+            out.notes.append(f"rank agreement needs at least 3 systems; this run has {len(job.runs)}")
+        else:
+            lower = {m.label for m in job.axes.metrics if optional(m.obj, "lower_is_better")}
+            out.agreement = rank_agreement(out.rows, lower)
+    return out
+

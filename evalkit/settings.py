@@ -1,0 +1,133 @@
+"""A run's settings, resolved once by the plan: plain frozen values that phase 2 reads instead of
+the pydantic config, and that travel to Dask workers as they are (small, picklable, equal by
+value)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evalkit.config import RunConfig
+from evalkit.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrap intervals: ``method`` percentile, bca or poisson (draws keyed by sample id)."""
+
+    method: str
+    resamples: int
+    seed: int
+
+    @property
+    def keyed(self) -> bool:
+        """Whether each sample's draws follow from its id alone, so any split of the data
+        resamples identically (the Poisson bootstrap)."""
+        return self.method == "poisson"
+
+
+@dataclass(frozen=True)
+class Test:
+    """Paired tests against ``baseline``: ``method`` permutation or bootstrap; ``keyed``: the
+    swaps or resample counts of a sample follow from its id, as the Poisson bootstrap's do."""
+
+    method: str
+    resamples: int
+    seed: int
+    baseline: str
+    keyed: bool
+
+
+@dataclass(frozen=True)
+class Statistics:
+    level: float
+    bootstrap: Bootstrap | None
+    test: Test | None
+    agreement: bool
+
+    @property
+    def keyed(self) -> bool:
+        """Whether every draw is keyed by sample id, so any engine and split can reduce it."""
+        return (self.bootstrap is None or self.bootstrap.keyed) and (self.test is None or self.test.keyed)
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    address: str | None
+    workers: int | None
+    partition_rows: int
+    timeout: float
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a sweep varies; for an offset sweep, the samples it offsets (all by default) and
+    where they are named, for messages."""
+
+    vary: str
+    samples: tuple[str, ...] | None
+    where: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything about a run's data handling and statistics that is not a component: missing
+    samples, clipping, the classes selected, streaming, the statistics, the sweep, the engine."""
+
+    missing: str
+    clip: bool
+    classes: tuple[str, ...] | None
+    stream: bool
+    statistics: Statistics | None
+    sweep: Sweep | None
+    engine: Engine
+    notes: tuple[str, ...] = ()  # what the settings made of the config, to say in the results
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether the data is reduced in parts (streamed, or on Dask) rather than whole."""
+        return self.stream or self.engine.name == "dask"
+
+
+def settings_of(config: RunConfig, baseline: str | None, where: Any) -> Settings:
+    """The settings of a checked config; ``baseline`` is the test's resolved baseline.
+
+    A streamed or Dask run reduces its data in parts, so its draws are keyed by sample id: a
+    multinomial bootstrap (percentile, BCa) becomes the Poisson bootstrap, and paired tests draw
+    by id, each said in :attr:`Settings.notes`."""
+    data, stats, engine = config.data, config.statistics, config.engine
+    partitioned = data.stream or engine.name == "dask"
+    how = "a streamed run" if data.stream else "a Dask run"
+    notes: list[str] = []
+    statistics = None
+    if stats is not None:
+        bootstrap = None
+        if stats.bootstrap is not None:
+            method = stats.bootstrap.method
+            if partitioned and method != "poisson":
+                notes.append(f"bootstrap: Poisson resamples keyed by sample id, not `method: {method}`: {how} reduces "
+                             "its data in parts, and only keyed draws add up across them (`method: poisson` in "
+                             "memory gives the same numbers)")
+                method = "poisson"
+            bootstrap = Bootstrap(method, stats.bootstrap.resamples, stats.bootstrap.seed)
+        test = None
+        if stats.test is not None and baseline is not None:
+            keyed = stats.test.keyed
+            if keyed is False and partitioned:
+                raise ConfigError(
+                    f"{where('statistics', 'test', 'keyed')}: {how} reduces its data in parts, so its paired tests draw "
+                    "by sample id; leave out `keyed: false`"
+                )
+            if keyed is None:
+                keyed = partitioned or (bootstrap is not None and bootstrap.keyed)
+            test = Test(stats.test.method, stats.test.resamples, stats.test.seed, baseline, keyed)
+        statistics = Statistics(stats.level, bootstrap, test, stats.agreement)
+    sweep = config.sweep
+    return Settings(
+        data.missing, data.clip, None if data.classes is None else tuple(data.classes), data.stream, statistics,
+        None if sweep is None else Sweep(
+            sweep.vary, None if sweep.samples is None else tuple(sweep.samples), where("sweep", "samples"),
+        ),
+        Engine(engine.name, engine.address, engine.workers, engine.partition_rows, engine.timeout), tuple(notes),
+    )
