@@ -33,7 +33,7 @@ PROBE = """
 import json, sys, time
 from pathlib import Path
 import numpy, pandas
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 
 path, how, repeat = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 loader = default_registry().create("loader", "csv")

@@ -24,7 +24,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import best_time
 
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 from evalkit_segments.loaders import _layout
 
 LABELS = ["speech", "music", "dog", "car", "alarm", "bird", "footsteps", "door", "engine", "wind"]

@@ -34,7 +34,7 @@ import numpy as np
 from timing import best_time, met, peak_memory, profile
 
 import evalkit
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 
 METRICS = ("precision", "recall", "f1")
 AVERAGINGS = ("micro", "macro")

@@ -73,7 +73,7 @@ def main() -> None:
     for name, code in (
         ("import evalkit", "import evalkit"),
         ("evalkit --version (evalkit.cli)", "import evalkit.cli"),
-        ("the plugin registry", "from evalkit.plugins import default_registry; default_registry()"),
+        ("the plugin registry", "from evalkit.discovery import default_registry; default_registry()"),
     ):
         print(f"- {name} imports of {', '.join(HEAVY)}: {', '.join(heavy_modules(code)) or 'none'}")
 

@@ -48,7 +48,7 @@ from rapidfuzz.distance import Levenshtein
 from timing import best_time, met, profile
 
 import evalkit
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 METRICS = ("precision", "recall", "f1")

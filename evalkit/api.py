@@ -14,12 +14,12 @@ if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
 
 from evalkit.config import EngineConfig, RunConfig, Spec, load_config
+from evalkit.discovery import default_registry
 from evalkit.errors import ConfigError, ReportError
 from evalkit.evaluator import Evaluator
 from evalkit.execute import execute
 from evalkit.keywords import suggest_keywords
 from evalkit.plan import Plan, build_plan
-from evalkit.plugins import default_registry
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.registry import Registry

@@ -107,7 +107,7 @@ def _innermost(exc: BaseException) -> str:
 
 def _message(exc: BaseException) -> str:
     """An exception's message as printed: control characters visible, at most MESSAGE_LIMIT."""
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     return visible(shortened(str(exc), MESSAGE_LIMIT), lines=True)
 
@@ -132,7 +132,7 @@ def _block(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
             raise click.BadParameter(f"{value!r}; write -p no:NAME to keep the distribution NAME's plugins from loading")
         names.append(value[3:].strip())
     if names:
-        from evalkit.plugins import default_registry
+        from evalkit.discovery import default_registry
 
         given = os.environ.get("EVALKIT_BLOCK_PLUGINS", "")
         os.environ["EVALKIT_BLOCK_PLUGINS"] = ",".join(n for n in [given, *names] if n)
@@ -220,7 +220,7 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None,
         with _progress(quiet) as bar:
             failures += api.write_plan_reports(plan, results, progress=bar)
         if results.reports:
-            from evalkit.pivot import visible
+            from evalkit.control_chars import visible
 
             click.echo(visible(f"wrote {', '.join(results.reports)}"), err=True)  # an `out:` may hold any character
     if failures:
@@ -266,10 +266,10 @@ def _print(results: Results, fmt: str, width: int | None = None) -> None:
     visible, as everything evalkit prints)."""
     from rich.console import Console
 
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     if fmt != "table":
-        from evalkit.plugins import default_registry
+        from evalkit.discovery import default_registry
 
         click.echo(visible(default_registry().create("report_writer", fmt).render(results), lines=True), nl=False)
     else:
@@ -279,12 +279,12 @@ def _print(results: Results, fmt: str, width: int | None = None) -> None:
 
 
 def _print_tables(results: Results, width: int | None) -> None:
-    """The side-by-side tables folded to ``width`` (:mod:`evalkit.fit`), each followed by the
+    """The side-by-side tables folded to ``width`` (:mod:`evalkit.folding`), each followed by the
     full text of the labels it abbreviates and a glossary of the measures it names that are
     not well known (each explained once, under the first table that names it)."""
     from rich.console import Console
 
-    from evalkit.fit import fit
+    from evalkit.folding import fold_to_width
     from evalkit.glossary import glossary
     from evalkit.pivot import comparison_table, tables
 
@@ -293,15 +293,15 @@ def _print_tables(results: Results, width: int | None) -> None:
     for table in [*tables(results), comparison_table(results)]:
         if table is None:
             continue
-        fitted = fit(table, width)
-        for rendered in fitted.rich_tables():
+        folded = fold_to_width(table, width)
+        for rendered in folded.rich_tables():
             # Unfolded, a table keeps its natural width (labels would vanish): a wide one runs
             # past a narrow terminal instead.
             natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
             Console(width=width or max(console.width, natural), force_terminal=console.is_terminal).print(rendered)
         labels = [table.title, *table.header, *(cell for row in table.rows for cell in row[: table.n_index])]
         lines = glossary(labels)
-        notes = [f"{short} = {full}" for short, full in fitted.legend.items()]
+        notes = [f"{short} = {full}" for short, full in folded.legend.items()]
         notes += [f"{name}: {line}" for name, line in lines.items() if name not in explained]
         explained.update(lines)
         _print_notes(notes, width, console.is_terminal)
@@ -311,7 +311,7 @@ def _print_notes(lines: list[str], width: int | None, terminal: bool) -> None:
     """Lines under a table, each wrapped to ``width`` with its continuation indented."""
     import textwrap
 
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     for line in map(visible, lines):
         wrapped = textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False) if width else line
@@ -324,21 +324,21 @@ def _text(value: str, style: str = "") -> Text:
     characters."""
     from rich.text import Text
 
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     return Text(visible(value), style=style)
 
 
 def _warn(message: str) -> None:
     """A ``warning:`` line on stderr."""
-    from evalkit.pivot import visible
+    from evalkit.control_chars import visible
 
     click.echo(f"warning: {visible(message)}", err=True)
 
 
 def _warn_failed_plugins() -> None:
     """One warning per plugin that failed to load: what a config asks for may be missing."""
-    from evalkit.plugins import default_registry
+    from evalkit.discovery import default_registry
 
     for failure in default_registry().failures:
         _warn(str(failure))
@@ -354,7 +354,7 @@ class _Bar:
     def start(self, label: str, total: int) -> None:
         from rich.markup import escape
 
-        from evalkit.pivot import visible
+        from evalkit.control_chars import visible
 
         self.task = self.bar.add_task(escape(visible(label)), total=total)  # labels hold system names
 
@@ -388,7 +388,7 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     It installs and passes evalkit's author-kit checks as written; replace its placeholder
     computation with your own.
     """
-    from evalkit.plugins import default_registry
+    from evalkit.discovery import default_registry
 
     if (kind, name) in {(e.kind, e.name) for e in default_registry()}:
         raise ConfigError(f"a {kind} called {name!r} is registered already (see `evalkit plugins`); choose another name")
@@ -422,8 +422,8 @@ def _list_plugins(fmt: str) -> None:
     from rich.console import Console
     from rich.table import Table as RichTable
 
+    from evalkit.discovery import default_registry
     from evalkit.hookspecs import CONTRACT_VERSION
-    from evalkit.plugins import default_registry
 
     registry = default_registry()
     versions = {d: _version(d) for d in dict.fromkeys(e.distribution for e in registry)}

@@ -24,12 +24,12 @@ from evalkit.arrays import host_array
 from evalkit.axes import Axes, Combination, resolve, unweighted
 from evalkit.config import Spec, as_list, load_config
 from evalkit.data import LabelMatrix, named
+from evalkit.discovery import default_registry
 from evalkit.engine import Sums, Values, prepared, reduce
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.keywords import suggest_keywords
 from evalkit.plan import Job, Step, plan_source
-from evalkit.plugins import default_registry
 from evalkit.reduction import engine_rows, prepare
 from evalkit.registry import Registry
 from evalkit.results import Results, Row

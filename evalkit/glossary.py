@@ -34,7 +34,7 @@ def glossary(labels: Iterable[str], registry: Registry | None = None) -> dict[st
     left out.
     """
     if registry is None:
-        from evalkit.plugins import default_registry
+        from evalkit.discovery import default_registry
 
         registry = default_registry()
     explain = _explanations(registry)

@@ -3,18 +3,18 @@
 Every hook is a registration hook, called once when the plugin manager is built. A plugin
 receives a ``register`` callback and hands it the component classes it provides::
 
-    from evalkit.plugin import hookimpl
+    from evalkit.plugin import Register, hookimpl
 
     @hookimpl
-    def evalkit_register_tnorms(register):
+    def evalkit_register_tnorms(register: Register) -> None:
         register(Hamacher)
 
 A component class has a ``name`` (``[a-z][a-z0-9_]*``), a pydantic ``Params`` model with
 ``extra="forbid"`` for its YAML parameters, and is constructed as ``cls(params)``. The methods
-each kind must provide are the protocols in :mod:`evalkit.protocols`, the members it may provide
-its ``OPTIONAL`` members there (all of them importable from :mod:`evalkit.plugin`). No hook is
-ever called per element: after registration, evalkit calls the components' vectorized methods
-directly.
+each kind must provide are the protocols in :mod:`evalkit.protocols` (importable from
+:mod:`evalkit.plugin`); the members it may provide are declared there too, and read with
+``evalkit.plugin.optional``. No hook is ever called per element: after registration, evalkit
+calls the components' vectorized methods directly.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 #: written for 1.0 works with every 1.x. A new major version removes or changes something a
 #: plugin may rely on (a signature, a required member, what a name means), so a plugin written
 #: for 1.x may need changes for 2.0; it comes with a new major release of evalkit (a new minor
-#: one while evalkit is 0.x), which is what a plugin's dependency range can pin.
-CONTRACT_VERSION = "1.2"
+#: one while evalkit is 0.x), which is what a plugin's dependency range can pin. 2.0 removed
+#: names of :mod:`evalkit.plugin` that no plugin needs (CHANGELOG.md).
+CONTRACT_VERSION = "2.0"
 
 hookspec = pluggy.HookspecMarker("evalkit")
 #: Marks a plugin's implementation of a hook: ``@evalkit.plugin.hookimpl``.

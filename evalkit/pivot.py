@@ -4,9 +4,10 @@ Averagings across keeps the table narrow (it fits 80 columns for the usual two t
 while each row still compares the T-norms directly.
 
 Terminal output and the Markdown report both render these plain tables. Their text comes from
-configs and data files, so it is escaped where it meets a medium: :func:`visible` for a terminal,
-:func:`markdown` for Markdown. (:meth:`Results.pivot <evalkit.results.Results.pivot>` pivots the
-same rows, with the same :func:`~evalkit.results.grid`, into a DataFrame of numbers.)
+configs and data files, so it is escaped where it meets a medium:
+:func:`~evalkit.control_chars.visible` for a terminal, :func:`markdown` for Markdown.
+(:meth:`Results.pivot <evalkit.results.Results.pivot>` pivots the same rows, with the same
+:func:`~evalkit.results.grid`, into a DataFrame of numbers.)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from evalkit.control_chars import visible
 from evalkit.measures import PARTS
 from evalkit.results import NOT_APPLICABLE, Results, Row, grid
 
@@ -24,13 +26,15 @@ INDEX = ("system", "representation", "similarity", "tnorm")
 
 
 @dataclass
-class Table:
+class TextTable:
+    """A table of formatted text, ready to print or write (not :class:`~evalkit.table.CardinalityTable`, the numbers)."""
+
     title: str
     header: list[str]
     rows: list[list[str]]
     n_index: int  # the leading label columns; the rest hold numbers
     #: what the columns of numbers are (``averaging``), which a narrow terminal shows down
-    #: instead (:mod:`evalkit.fit`); None: columns that cannot be put down (a test's columns)
+    #: instead (:mod:`evalkit.folding`); None: columns that cannot be put down (a test's columns)
     across: str | None = None
 
 
@@ -45,7 +49,7 @@ def fmt_row(row: Row) -> str:
     return f"{row.value:.4f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
 
 
-def tables(results: Results) -> list[Table]:
+def tables(results: Results) -> list[TextTable]:
     """The averaged metrics side by side, then per-class values, then data metrics, then
     per-level values; a sweep gets one table, its values down and the measures across."""
     swept = [r for r in results.rows if r.sweep is not None]
@@ -74,7 +78,7 @@ def tables(results: Results) -> list[Table]:
     return out
 
 
-def comparison_table(results: Results) -> Table | None:
+def comparison_table(results: Results) -> TextTable | None:
     """The paired tests of a run: each system against the system it is compared with (the
     column ``against``, so that a system named ``baseline`` is not mistaken for it), the
     difference, its confidence interval, and the p-value; a p-value at its floor 1/(1 + resamples)
@@ -95,7 +99,7 @@ def comparison_table(results: Results) -> Table | None:
     level = statistics.get("level") if isinstance(statistics, dict) else None
     interval = f"{level:.0%} interval" if isinstance(level, float) else "interval"
     header = ["system", "against", *(k.replace("_", " ") for k in optional), "metric", "difference", interval, "p-value"]
-    return _constants_in_title(Table(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3))
+    return _constants_in_title(TextTable(f"Paired tests, system − against ({methods})", header, rows, len(header) - 3))
 
 
 def how_tested(results: Results) -> str:
@@ -137,17 +141,17 @@ def level_differences(levels: Sequence[Row]) -> list[Row]:
 def _pivot(
     title: str, rows: Sequence[Row], across: str, extra: Sequence[str] = (), index: Sequence[str] = INDEX,
     label: Callable[[Row], str] | None = None,
-) -> Table:
+) -> TextTable:
     """``rows`` with the ``index`` and ``extra`` labels down and the Row attribute ``across``
     (or ``label`` of each row) across."""
     keys = [k for k in (*index, *extra) if any(getattr(r, k) is not None for r in rows)]
     column = label or (lambda r: getattr(r, across))
     columns, cells, _ = grid(rows, lambda r: tuple(_label(getattr(r, k)) for k in keys), column, fmt_row)
     body = [[*key, *(values.get(c, "") for c in columns)] for key, values in cells.items()]
-    return _constants_in_title(Table(title, [*keys, *columns], body, len(keys), across.rstrip("_")))
+    return _constants_in_title(TextTable(title, [*keys, *columns], body, len(keys), across.rstrip("_")))
 
 
-def _constants_in_title(table: Table) -> Table:
+def _constants_in_title(table: TextTable) -> TextTable:
     """A label column with one value in every row (one system, one averaging...) moves to the
     title, which keeps the numbers in view on narrow terminals; a table of one row keeps its
     labels unless it has several numbers (then they are all in the title)."""
@@ -170,14 +174,6 @@ def _label(value: object) -> str:
     return NOT_APPLICABLE if value is None else str(value)
 
 
-#: Characters a terminal would act on instead of showing: C0 and C1 controls (ESC starts ANSI
-#: sequences, CR overwrites a line), every bidirectional control (the overrides, embeddings and
-#: isolates that reorder text, and the marks U+061C, U+200E, U+200F that move neutral characters)
-#: and the line and paragraph separators U+2028, U+2029 that editors break lines at.
-_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_CONTROLS = {c: repr(chr(c))[1:-1] for c in [*range(0x20), *range(0x7F, 0xA0), *_BIDI, 0x2028, 0x2029]}
-_LINES = {k: v for k, v in _CONTROLS.items() if chr(k) not in "\n\t"}
-
 #: What CommonMark would act on inside a line, each only where it would act: a backslash before
 #: punctuation (or at the end); ``*`` and ``_`` that can open or close emphasis (``2 * 3`` and
 #: ``snake_case`` cannot); ``]`` before ``(``, ``[`` or ``:`` (a link, a reference, a definition);
@@ -196,14 +192,7 @@ _BLOCK = re.compile(r"(?:#{1,6}|[-+*])(?=\s|$)|>|~{3,}|-(?=(?:\s*-)+\s*$)|(?P<nu
 _CLOSING = re.compile(r"(?:^|(?<=\s))#+\s*$")
 
 
-def visible(text: str, *, lines: bool = False) -> str:
-    """``text`` with every control character shown as its Python escape (ESC as ``\\x1b``), so a
-    name cannot move the cursor, colour or retitle a terminal, or hide the text around it.
-    ``lines`` keeps newlines and tabs (for whole documents such as CSV)."""
-    return text.translate(_LINES if lines else _CONTROLS)
-
-
-def markdown(content: Table | str) -> str:
+def markdown(content: TextTable | str) -> str:
     """A table as Markdown (a ``###`` title and a pipe table), or a text as a line of Markdown
     (a heading, a paragraph, a list item): control characters made visible, and the Markdown
     that CommonMark would act on escaped where it would act, no more, so that a name shows

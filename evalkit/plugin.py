@@ -6,6 +6,12 @@ What may change here, and how, is stated by :data:`CONTRACT_VERSION` (see
 :mod:`evalkit.hookspecs`). evalkit's own plugins under ``plugins/`` import from nothing else,
 so a third party can do whatever they do.
 
+It holds what a plugin needs, no more: what a component implements, receives and raises
+(exported whether or not a built-in uses it), and the helpers the built-ins use, since a third
+party writing the same kind of component needs them too (report writers are plugins, so the
+helpers that render results are here). What evalkit does with plugins (the declaration of
+optional members, the errors it raises about plugins) stays inside.
+
 Importing it is cheap: it imports neither the run pipeline nor scipy, matplotlib or networkx,
 because building the registry imports every plugin module (``evalkit plugins``).
 """
@@ -17,8 +23,9 @@ from typing import Any
 
 from evalkit.cells import Cells, cross_blocks, pair_similarities
 from evalkit.contracts import who
+from evalkit.control_chars import visible
 from evalkit.data import LabelMatrix, rows_from
-from evalkit.errors import ConfigError, DataError, EvalkitError, PluginContractError, PluginError
+from evalkit.errors import ConfigError, DataError, PluginContractError
 from evalkit.glossary import glossary
 from evalkit.hookspecs import CONTRACT_VERSION, hookimpl
 from evalkit.items import DEFAULT_CLASS, Intervals, ItemSets
@@ -33,12 +40,10 @@ from evalkit.loading import (
     read_parquet,
     reading,
     text_lines,
-    unique_ids,
 )
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
-from evalkit.pivot import comparison_table, how_tested, level_differences, markdown, p_value_text, tables, visible
+from evalkit.pivot import comparison_table, how_tested, level_differences, markdown, p_value_text, tables
 from evalkit.protocols import (
-    OPTIONAL,
     Array,
     Averaging,
     BaseComponent,
@@ -46,7 +51,6 @@ from evalkit.protocols import (
     DataMetric,
     Loader,
     NoParams,
-    OptionalMember,
     ReportWriter,
     SetMetric,
     SetRepresentation,
@@ -54,10 +58,11 @@ from evalkit.protocols import (
     TNorm,
     optional,
 )
+from evalkit.registry import Register
 from evalkit.reporting import atomic_write
 from evalkit.results import COLUMNS, CurveRow, Results, Row
 from evalkit.score_series import ScoreSeries
-from evalkit.table import CardinalityTable, Summary, divide, metric_of_pr, metric_value
+from evalkit.table import CardinalityTable, Summary, metric_of_pr, metric_value
 from evalkit.version import __version__
 
 
@@ -70,79 +75,78 @@ def create_component(kind: str, spec: str | Mapping[str, Any], *, where: str = "
     messages.
     """
     if registry is None:
-        from evalkit.plugins import default_registry
+        from evalkit.discovery import default_registry
 
         registry = default_registry()
     return registry.create(kind, spec, where)
 
 
 __all__ = [
-    "COLUMNS",
+    # the contract: the hooks, what a component implements, and what it raises
     "CONTRACT_VERSION",
-    "DEFAULT_CLASS",
-    "OPTIONAL",
-    "Array",
-    "Averaging",
+    "hookimpl",
+    "Register",
     "BaseComponent",
-    "CardinalityTable",
-    "Cells",
-    "Curve",
-    "CurvePerClass",
-    "CurveRow",
-    "ConfigError",
-    "ConfigPath",
-    "DataError",
-    "DataMetric",
-    "EvalkitError",
-    "Intervals",
-    "ItemSets",
-    "LabelMatrix",
-    "Loader",
-    "Measure",
     "NoParams",
-    "OptionalMember",
+    "ConfigPath",
+    "Array",
+    "TNorm",
+    "Similarity",
+    "SetRepresentation",
+    "Averaging",
+    "SetMetric",
+    "DataMetric",
+    "Loader",
+    "ReportWriter",
+    "optional",
+    "ConfigError",
+    "DataError",
+    "PluginContractError",
+    # the data components receive and return
+    "LabelMatrix",
+    "ItemSets",
+    "Intervals",
+    "ScoreSeries",
+    "DEFAULT_CLASS",
+    "CardinalityTable",
+    "Summary",
+    "Measure",
     "PerClass",
     "PerLevel",
-    "PluginContractError",
-    "PluginError",
-    "ReportWriter",
-    "Results",
-    "Row",
-    "ScoreSeries",
-    "SetMetric",
-    "SetRepresentation",
-    "Similarity",
-    "Summary",
-    "TNorm",
-    "__version__",
-    "atomic_write",
+    "Curve",
+    "CurvePerClass",
+    # helpers of loaders, representations, averagings and components built on others
     "check_header",
     "check_memory",
     "clean_ids",
     "clean_items",
     "clean_text",
-    "comparison_table",
-    "create_component",
-    "cross_blocks",
     "csv_rows",
-    "divide",
-    "glossary",
-    "hookimpl",
-    "how_tested",
-    "level_differences",
-    "markdown",
-    "metric_of_pr",
-    "metric_value",
-    "optional",
-    "p_value_text",
-    "pair_similarities",
     "parse_json",
     "read_parquet",
     "reading",
-    "rows_from",
-    "tables",
     "text_lines",
-    "unique_ids",
-    "visible",
+    "rows_from",
+    "Cells",
+    "cross_blocks",
+    "pair_similarities",
+    "metric_of_pr",
+    "metric_value",
+    "create_component",
     "who",
+    # for report writers: the results, and how evalkit shows them
+    "Results",
+    "Row",
+    "CurveRow",
+    "COLUMNS",
+    "tables",
+    "comparison_table",
+    "how_tested",
+    "p_value_text",
+    "level_differences",
+    "markdown",
+    "visible",
+    "glossary",
+    "atomic_write",
+    "__version__",
 ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,7 +23,12 @@ NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 #: while helpers like ``checked`` (0.83 to ``check``) or ``parallel_pairs`` (0.53) pass.
 NEAR_MISS = 0.85
 
-Register = Callable[..., None]
+
+class Register(Protocol):
+    """The callback a registration hook receives: ``register(cls)`` registers a component class
+    under its ``name`` (or ``name=``), and under each of ``aliases`` too."""
+
+    def __call__(self, cls: type, *, name: str | None = None, aliases: tuple[str, ...] = ()) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def plugin_registry(extra: Mapping[str, object] | None = None) -> Registry:
         the problems ``evalkit plugins`` would show. Pass it as ``registry=`` to
         ``evalkit.evaluate`` to run a plugin under test.
     """
-    from evalkit.plugins import build_registry, make_plugin_manager
+    from evalkit.discovery import build_registry, make_plugin_manager
 
     return build_registry(*make_plugin_manager(extra=dict(extra or {})))
 

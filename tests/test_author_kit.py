@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalkit.discovery import default_registry
 from evalkit.items import ItemSets
-from evalkit.plugins import default_registry
 from evalkit.protocols import BaseComponent, optional
 from evalkit.table import CardinalityTable, Summary
 from evalkit.testing import check_averaging, check_metric, check_representation

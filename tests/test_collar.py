@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from test_sed_eval_parity import event_lists, write
 
 import evalkit
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 
 METRICS = ["precision", "recall", "f1"]
 

@@ -19,8 +19,8 @@ from test_fuzz_configs import QUICKSTART, base_config
 
 import evalkit.api
 from evalkit.cli import MESSAGE_LIMIT, main
+from evalkit.discovery import default_registry
 from evalkit.errors import ConfigError
-from evalkit.plugins import default_registry
 
 TINY = str(QUICKSTART / "tiny.csv")
 PEAK_LIMIT = 32 * 2**20  # bytes

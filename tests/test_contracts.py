@@ -11,8 +11,8 @@ import pytest
 
 import evalkit
 from evalkit.contracts import Guarded, unwrap
+from evalkit.discovery import build_registry, make_plugin_manager
 from evalkit.errors import DataError, PluginContractError, PluginError
-from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.protocols import BaseComponent, Similarity, TNorm
 from evalkit_tnorms import Minimum
 

@@ -22,12 +22,13 @@ from in_process import evalkit_cli
 
 import evalkit
 import evalkit.api
+import evalkit.discovery
 import evalkit.plugin
-import evalkit.plugins
 from evalkit import budget
 from evalkit.data import LabelMatrix, align
 from evalkit.errors import DataError, PluginError
 from evalkit.items import ItemSets
+from evalkit.loading import unique_ids
 from evalkit.testing import plugin_registry
 
 REF = "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\nc,1.0,0.0\n"
@@ -90,10 +91,10 @@ class SameHash(str):
 def test_the_duplicate_check_survives_colliding_hashes(ids, distinct):
     colliding = [SameHash(i) for i in ids]
     if distinct:
-        evalkit.plugin.unique_ids(colliding, "f.csv")
+        unique_ids(colliding, "f.csv")
     else:
         with pytest.raises(DataError, match="f.csv: row 3: sample id 'a' appears twice"):
-            evalkit.plugin.unique_ids(colliding, "f.csv")
+            unique_ids(colliding, "f.csv")
 
 
 def test_a_numeric_id_or_time_column_under_an_unknown_header_is_refused(tmp_path):
@@ -460,7 +461,7 @@ def test_a_zero_dimensional_array_is_a_data_error(tmp_path, member):
 def test_item_representations_fill_an_empty_table_for_no_classes(representation):
     """`threshold_match` with no classes was "a bug in the plugin" (the cells' offsets assumed one
     cell); a config refuses `classes: []` (tests/test_plan.py), the API gets the empty table."""
-    registry = evalkit.plugins.default_registry()
+    registry = evalkit.discovery.default_registry()
     items = ItemSets.from_python([{"a": ["x", "y"]}, {"a": ["z"]}]).select([])
     table = registry.create("representation", representation).cardinalities(
         items, items, tnorm=None, similarity=registry.create("similarity", "levenshtein"),

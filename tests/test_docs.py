@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 import evalkit
-from evalkit.plugins import build_registry, default_registry, make_plugin_manager
+from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 from evalkit.protocols import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,8 +18,8 @@ from sklearn.metrics import precision_recall_fscore_support
 
 import evalkit
 import evalkit.plugin
+from evalkit.discovery import build_registry, make_plugin_manager
 from evalkit.errors import ConfigError, DataError
-from evalkit.plugins import build_registry, make_plugin_manager
 
 AVERAGINGS = ["micro", "macro", "weighted", "samples", "none", "macro_pr", "samples_pr"]
 METRICS = ["precision", "recall", "f1", {"name": "fbeta", "beta": 2}, "jaccard", "hamming_loss", "kld", "exact_match_ratio"]

@@ -37,10 +37,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalkit.data import LabelMatrix, align
+from evalkit.discovery import default_registry
 from evalkit.errors import DataError, EvalkitError, PluginError
 from evalkit.items import ItemSets
 from evalkit.plan import plan_source
-from evalkit.plugins import default_registry
 from evalkit.sources import load_source
 
 settings.register_profile(

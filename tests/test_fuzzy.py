@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 
 import evalkit
 from evalkit import engine, table
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 
 TNORMS = default_registry().names("tnorm")
 AVERAGINGS = ["micro", "macro", "weighted", "samples", "macro_pr", "samples_pr"]

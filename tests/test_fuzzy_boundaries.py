@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 from evalkit_segments import fuzzy_boundaries as fb
 from evalkit_segments.fuzzy_boundaries import fuzzy_cardinalities
 

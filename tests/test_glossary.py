@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import evalkit
+from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 from evalkit.glossary import WELL_KNOWN, glossary
-from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.protocols import NoParams
 from evalkit.registry import summary_of
 

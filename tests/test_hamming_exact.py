@@ -13,7 +13,7 @@ from sklearn.metrics import accuracy_score, hamming_loss
 from test_sklearn_equivalence import TNORMS, binary_pair
 
 import evalkit
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 
 #: averagings under which every cell weighs the same: each equals the mean over all cells
 CELL_AVERAGINGS = ["micro", "macro", "samples"]

@@ -27,8 +27,8 @@ from matplotlib.figure import Figure
 
 import evalkit
 from evalkit import __version__
+from evalkit.discovery import default_registry
 from evalkit.measures import Measure
-from evalkit.plugins import default_registry
 from evalkit.reporting import write_reports
 from evalkit.results import Agreement, Comparison, Results, Row
 from evalkit_reports import plots

@@ -23,13 +23,15 @@ CORE = ROOT / "evalkit"
 
 #: Lowest first. A module may import from its own layer (``test_structure`` keeps that acyclic) or below.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("leaves", "errors version keywords progress provenance stats gather optional measures budget loading yamlfile".split()),
+    ("leaves", (
+        "errors version keywords progress provenance stats gather optional measures budget loading yamlfile control_chars"
+    ).split()),
     ("data types",
      "components score_series items data table cells results config arrays weights time_units state settings".split()),
-    ("plugin boundary", "protocols contracts registry hookspecs plugins testing scaffold".split()),
+    ("plugin boundary", "protocols contracts registry hookspecs discovery testing scaffold".split()),
     ("plan", "axes sweeps sources plan".split()),
     ("run", "engine uncertainty reduction streaming dask_engine execute evaluator".split()),
-    ("presentation", "reporting pivot fit glossary".split()),
+    ("presentation", "reporting pivot folding glossary".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers
     # are plugins); like api.py it is a way in, and nothing inside evalkit imports it.
     ("entry points", "__init__ __main__ api cli metrics torch_metrics plugin".split()),
@@ -113,12 +115,12 @@ def test_every_kind_of_import_is_seen(tmp_path: Path):
     (tmp_path / "errors.py").write_text("")
     source.write_text(
         "from typing import TYPE_CHECKING\nimport evalkit\nfrom evalkit import errors, hookimpl\n"
-        "if TYPE_CHECKING:\n    from evalkit.plan import Plan\nelse:\n    import evalkit.fit\n"
+        "if TYPE_CHECKING:\n    from evalkit.plan import Plan\nelse:\n    import evalkit.folding\n"
         "class A:\n    def f(self):\n        import evalkit.cli as c\n        return lambda: c\n"
     )
     assert [(i.module, i.line, i.kind) for i in imports(source)] == [
         ("__init__", 2, "top level"), ("errors", 3, "top level"), ("__init__", 3, "top level"),
-        ("plan", 5, "under TYPE_CHECKING"), ("fit", 7, "top level"), ("cli", 10, "in a function"),
+        ("plan", 5, "under TYPE_CHECKING"), ("folding", 7, "top level"), ("cli", 10, "in a function"),
     ]
 
 

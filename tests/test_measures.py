@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import evalkit
+from evalkit.discovery import build_registry, make_plugin_manager
 from evalkit.errors import PluginContractError
 from evalkit.measures import Measure
 from evalkit.plugin import BaseComponent, PerClass, PerLevel
-from evalkit.plugins import build_registry, make_plugin_manager
 
 REF = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]])
 PRED = np.array([[0.8, 0.1, 0.5], [0.2, 0.6, 0.4]])

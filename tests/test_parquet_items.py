@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import evalkit
+from evalkit.discovery import default_registry
 from evalkit.errors import DataError
-from evalkit.plugins import default_registry
 
 ROWS = [  # id, class, item: samples and classes in first-seen order, items in file order
     ("doc2", "topic", " pizza "), ("doc1", "topic", "café"), ("doc2", "place", "rome"),

@@ -15,8 +15,8 @@ from run_depth import examples
 
 import evalkit
 from evalkit.api import plan
+from evalkit.discovery import default_registry
 from evalkit.errors import DataError
-from evalkit.plugins import default_registry
 from evalkit.reduction import scored
 from evalkit.streaming import reduce_rows
 

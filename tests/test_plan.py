@@ -27,8 +27,8 @@ import evalkit.api
 import evalkit.plugin
 from evalkit import budget
 from evalkit.cli import main
+from evalkit.discovery import build_registry, make_plugin_manager
 from evalkit.errors import ConfigError, DataError, EngineError, ReportError
-from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.testing import plugin_registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,7 +205,7 @@ class ExplodingPlugin:
 def exploding(monkeypatch):
     registry = build_registry(*make_plugin_manager(extra={"evalkit-exploding:x": ExplodingPlugin()}))
     monkeypatch.setattr(evalkit.api, "default_registry", lambda: registry)
-    monkeypatch.setattr("evalkit.plugins.default_registry", lambda: registry)
+    monkeypatch.setattr("evalkit.discovery.default_registry", lambda: registry)
     return registry
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
 import subprocess
 import sys
@@ -19,8 +20,8 @@ from in_process import evalkit_cli
 import evalkit
 import evalkit.plugin
 from evalkit import hookspecs
+from evalkit.discovery import default_registry
 from evalkit.errors import PluginContractError
-from evalkit.plugins import default_registry
 from evalkit.protocols import KINDS, OPTIONAL, NoParams, optional
 from evalkit.registry import Registry
 from evalkit.scaffold import BODIES, evalkit_range, write
@@ -94,10 +95,10 @@ def test_the_check_catches_private_imports(tmp_path):
     tests = tmp_path / "test_plugin.py"
     tests.write_text(
         "import evalkit\nfrom evalkit.testing import check_tnorm\nfrom evalkit import run\n"
-        "from evalkit import hookimpl\nevalkit.run('x')\nevalkit.plugins.default_registry()\n"
+        "from evalkit import hookimpl\nevalkit.run('x')\nevalkit.discovery.default_registry()\n"
     )
     assert sorted(forbidden_imports(tests, test=True)) == [
-        f"{tests}:4: from evalkit import hookimpl", f"{tests}:6: evalkit.plugins"
+        f"{tests}:4: from evalkit import hookimpl", f"{tests}:6: evalkit.discovery"
     ]
 
 
@@ -116,7 +117,7 @@ def test_the_plugin_api_is_cheap_to_import():
 
 def test_building_the_registry_imports_no_heavy_library():
     loaded = modules_after(
-        "from evalkit.plugins import default_registry\nassert not default_registry().failures"
+        "from evalkit.discovery import default_registry\nassert not default_registry().failures"
     )
     assert "evalkit_ontology.ontology" in loaded  # every plugin was imported
     assert not [m for m in loaded if m.split(".")[0] in HEAVY]
@@ -128,6 +129,38 @@ def test_the_plugin_api_exports_what_it_lists():
         assert hasattr(evalkit.plugin, name), name
     assert evalkit.plugin.CONTRACT_VERSION == hookspecs.CONTRACT_VERSION
     assert evalkit.plugin.__version__ == evalkit.__version__
+
+
+#: Names a plugin needs though no built-in, example or skeleton imports them: the protocols a
+#: third party implements (the built-ins satisfy them structurally, without naming them) and
+#: the contract version a plugin may check.
+NEEDED_UNUSED = {"Averaging", "DataMetric", "Loader", "ReportWriter", "SetRepresentation", "CONTRACT_VERSION"}
+
+
+def imported_from_the_plugin_api(path: Path) -> set[str]:
+    """The names a file imports from ``evalkit.plugin``."""
+    return {
+        alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if isinstance(node, ast.ImportFrom) and node.module == "evalkit.plugin" for alias in node.names
+    }
+
+
+def test_the_plugin_api_holds_what_plugins_need_and_no_more(tmp_path):
+    """Every name is imported by a built-in plugin, the GPS example or a skeleton of
+    ``evalkit new-plugin``, or is one of the few a plugin needs without a built-in naming it; a
+    name that falls out of use fails here, to be kept with a reason or removed with a new major
+    contract version."""
+    skeletons = [write(f"my_{kind}", kind, tmp_path) / f"evalkit_my_{kind}" / "__init__.py" for kind in BODIES]
+    used = set().union(*map(imported_from_the_plugin_api, [*plugin_modules(), *skeletons]))
+    assert used <= set(evalkit.plugin.__all__)
+    assert set(evalkit.plugin.__all__) - used == NEEDED_UNUSED
+
+
+def test_register_is_the_callback_the_hooks_receive():
+    """``Register`` declares the signature of the callback a registration hook is handed."""
+    callback = Registry().register_for("tnorm", "evalkit-y:y", "evalkit-y")
+    declared = inspect.signature(evalkit.plugin.Register.__call__)
+    assert str(inspect.signature(callback)) == str(declared.replace(parameters=list(declared.parameters.values())[1:]))
 
 
 def test_create_component_builds_from_a_spec_like_a_config():

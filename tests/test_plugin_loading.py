@@ -20,8 +20,8 @@ import yaml
 from in_process import evalkit_cli
 
 import evalkit
+from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 from evalkit.errors import UnknownComponentError
-from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.registry import LoadFailure, Registry
 
 ROOT = Path(__file__).resolve().parent.parent

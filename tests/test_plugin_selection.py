@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalkit.cli import main
-from evalkit.plugins import build_registry, default_registry, make_plugin_manager
+from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 
 PLUGIN = '''
 import numpy as np

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 import evalkit
 from evalkit import hookspecs
+from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 from evalkit.errors import ConfigError, PluginContractError
-from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.protocols import KINDS, NoParams
 
 
@@ -60,7 +60,7 @@ def test_entry_points_list_every_builtin_package(root: Path):
 def test_builtins_come_from_the_evalkit_distribution(monkeypatch):
     """With no third-party plugin loaded (whatever else is installed), every component is
     evalkit's own and every kind has one."""
-    from evalkit.plugins import build_registry, make_plugin_manager
+    from evalkit.discovery import build_registry, make_plugin_manager
 
     monkeypatch.setenv("EVALKIT_LOAD_PLUGINS", "")
     monkeypatch.delenv("EVALKIT_BLOCK_PLUGINS", raising=False)

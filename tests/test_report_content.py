@@ -16,8 +16,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 import evalkit
+from evalkit.discovery import default_registry
 from evalkit.measures import Measure
-from evalkit.plugins import default_registry
 from evalkit.results import Agreement, Results, Row
 from evalkit_reports import findings, plots
 from evalkit_reports.html import render_html
@@ -81,7 +81,7 @@ def test_the_summary_says_where_the_measures_disagree_and_where_systems_tie():
     rows += [Row("a", None, None, None, None, "kld", 0.3), Row("b", None, None, None, None, "kld", 0.2)]
     rows += [Row(s, "fuzzy", None, "minimum", "micro", "card_inter", v) for s, v in (("a", 3.0), ("b", 9.0))]
     results = Results(rows, "disagree", lower_is_better=["kld"])
-    assert findings.summary_lines(findings.summary(results)) == [
+    assert findings.best_systems_lines(findings.best_systems(results)) == [
         "a is best on 2 of 5 measures.",
         "b is best on 2 of 5 measures.",
         "The measures disagree about the best system: where a is not best, "
@@ -89,7 +89,7 @@ def test_the_summary_says_where_the_measures_disagree_and_where_systems_tie():
         "Tied for best on 1 measures: fuzzy · minimum · samples · f1 (a = b).",
     ]  # card_inter is a size: no system is best on it
     assert "where a is not best, fuzzy · minimum · macro · f1 → b; kld → b." in render_html(results)
-    assert findings.summary(Results(rows[:1], "one system")) is None
+    assert findings.best_systems(Results(rows[:1], "one system")) is None
 
 
 # --- paired tests -----------------------------------------------------------------------------

@@ -16,8 +16,8 @@ import pytest
 from in_process import evalkit_cli
 
 import evalkit
+from evalkit.discovery import default_registry
 from evalkit.errors import ConfigError, DataError
-from evalkit.plugins import default_registry
 from evalkit.results import COLUMNS, Results
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -39,9 +39,10 @@ from run_depth import examples
 
 import evalkit
 from evalkit import api
+from evalkit.control_chars import visible
+from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 from evalkit.errors import ConfigError, ReportError
-from evalkit.pivot import Table, markdown, visible
-from evalkit.plugins import build_registry, default_registry, make_plugin_manager
+from evalkit.pivot import TextTable, markdown
 from evalkit.protocols import report_pattern
 from evalkit.reporting import LOCK_NAME, write_reports
 from evalkit_reports import plots
@@ -200,7 +201,9 @@ PLACES = {
     "heading": (lambda text: f"### {markdown(text)}", {"h3"}),
     "paragraph": (lambda text: markdown(text), {"p"}),
     "list item": (lambda text: f"- {markdown(text)}", {"ul", "li"}),
-    "table cell": (lambda text: markdown(Table("t", ["h"], [[text]], 1)), {"h3", "table", "thead", "tr", "th", "tbody", "td"}),
+    "table cell": (
+        lambda text: markdown(TextTable("t", ["h"], [[text]], 1)), {"h3", "table", "thead", "tr", "th", "tbody", "td"}
+    ),
 }
 
 
@@ -222,12 +225,12 @@ def test_a_hostile_name_renders_as_its_literal_text_wherever_it_goes(place, text
                                   "x#", "C:\\data", "it`s", "a | b"])
 def test_markdown_escapes_nothing_that_would_not_act(text):
     assert markdown(text) == text
-    cell = markdown(Table("t", ["h"], [[text]], 1)).splitlines()[-1]
+    cell = markdown(TextTable("t", ["h"], [[text]], 1)).splitlines()[-1]
     assert cell == "| " + text.replace("|", "\\|") + " |"  # a pipe only where it would end a cell
 
 
 def test_markdown_escapes_names_once_where_they_become_markdown():
-    table = Table("t <b>|", ["system", "a|b"], [["<i>x</i>", "0.5000 [0.1, 0.9]"]], 1)
+    table = TextTable("t <b>|", ["system", "a|b"], [["<i>x</i>", "0.5000 [0.1, 0.9]"]], 1)
     assert markdown(table).splitlines() == [
         "### t &lt;b>|",
         "",

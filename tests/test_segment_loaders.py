@@ -12,9 +12,9 @@ import pytest
 
 import evalkit
 from evalkit import hookimpl
+from evalkit.discovery import build_registry, default_registry, make_plugin_manager
 from evalkit.errors import DataError
 from evalkit.items import Intervals
-from evalkit.plugins import build_registry, default_registry, make_plugin_manager
 from evalkit.sources import find_loader
 from evalkit_loaders import DelimitedItems
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels, _layout

@@ -79,7 +79,7 @@ def test_lengths_equal_a_fine_frame_computation(ref, pred):
 
 def test_segment_overlap_similarity():
     # [0, 4] and [2, 8]: shared 2; longer 6 -> 1/3; union 8 -> 1/4.
-    from evalkit.plugins import default_registry
+    from evalkit.discovery import default_registry
 
     overlap = default_registry().create("similarity", "segment_overlap")
     iou = default_registry().create("similarity", {"name": "segment_overlap", "variant": "iou"})

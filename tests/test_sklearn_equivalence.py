@@ -14,7 +14,7 @@ from run_depth import examples
 from sklearn.metrics import fbeta_score, jaccard_score, precision_recall_fscore_support
 
 import evalkit
-from evalkit.plugins import default_registry
+from evalkit.discovery import default_registry
 
 TNORMS = default_registry().names("tnorm")
 AVERAGINGS = ["micro", "macro", "weighted", "samples", "none"]

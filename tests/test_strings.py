@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalkit_strings as es
+from evalkit.discovery import build_registry, make_plugin_manager
 from evalkit.errors import ConfigError, DataError
-from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.testing import check_similarity
 
 NAMES = {

@@ -25,8 +25,8 @@ from rich.console import Console
 from run_depth import examples
 
 from evalkit.cli import _print_tables, main
-from evalkit.fit import LABEL_LIMITS, WRAP_FLOOR, Fitted, fit, table_width
-from evalkit.pivot import Table, comparison_table, tables
+from evalkit.folding import LABEL_LIMITS, WRAP_FLOOR, Folded, fold_to_width, table_width
+from evalkit.pivot import TextTable, comparison_table, tables
 from evalkit.results import Results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,15 +39,15 @@ def snapshot_results(name: str) -> Results:
     return Results.from_json(json.dumps({"evalkit_results": 1, **SNAPSHOT[name]}))
 
 
-def rendered(table: Table, width: int | None) -> tuple[str, Fitted]:
-    fitted = fit(table, width)
+def rendered(table: TextTable, width: int | None) -> tuple[str, Folded]:
+    folded = fold_to_width(table, width)
     console = Console(width=width or 10_000, record=True, file=io.StringIO())
-    for block in fitted.rich_tables():
+    for block in folded.rich_tables():
         console.print(block)
-    return console.export_text(), fitted
+    return console.export_text(), folded
 
 
-def numbers(table: Table) -> Counter[str]:
+def numbers(table: TextTable) -> Counter[str]:
     return Counter(cell for row in table.rows for cell in row[table.n_index :] if cell)
 
 
@@ -76,17 +76,17 @@ def test_piped_output_is_the_whole_table(capsys):
 
 
 def test_a_table_that_fits_is_printed_as_it_is():
-    table = Table("Set metrics", ["system", "metric", "micro"], [["a", "f1", "0.5000"]], 2, "averaging")
-    assert fit(table, 80).blocks[0].table == table
-    assert fit(table, 80).legend == {}
+    table = TextTable("Set metrics", ["system", "metric", "micro"], [["a", "f1", "0.5000"]], 2, "averaging")
+    assert fold_to_width(table, 80).blocks[0].table == table
+    assert fold_to_width(table, 80).legend == {}
 
 
 def test_long_labels_are_abbreviated_and_numbered_where_they_would_read_alike():
     long = [f"psds_per_class(dtc_threshold=0.{k}, gtc_threshold=0.{k}, cttc_threshold=0.3)" for k in (1, 7)]
     rows = [[system, metric, "0.7687", "1.0000"] for system in ("baseline", "weak", "strong") for metric in long]
-    table = Table("Per class", ["system", "metric", "Alarm", "Dog"], rows, 2, "class")  # wrapped, 18 more lines
-    out, fitted = rendered(table, 50)
-    legend = fitted.legend
+    table = TextTable("Per class", ["system", "metric", "Alarm", "Dog"], rows, 2, "class")  # wrapped, 18 more lines
+    out, folded = rendered(table, 50)
+    legend = folded.legend
     assert longest(out) <= 50
     assert sorted(legend.values()) == sorted(long)
     assert len(set(legend)) == 2 and all(k.startswith("psds_per_class") for k in legend)  # told apart: ¹ ²
@@ -97,7 +97,7 @@ def test_long_labels_are_abbreviated_and_numbered_where_they_would_read_alike():
 def test_a_sweep_goes_down_each_measure_under_itself_when_columns_do_not_fit():
     measures = ["fuzzy · minimum · micro · precision", "fuzzy · product · micro · precision"]
     rows = [["dwsnet", p, "0.8464 [0.827, 0.863]", "0.6069 [0.573, 0.636]"] for p in ("0", "0.5", "1")]
-    table = Table("Sweep over tnorm.p", ["system", "tnorm.p", *measures], rows, 2, "measure")
+    table = TextTable("Sweep over tnorm.p", ["system", "tnorm.p", *measures], rows, 2, "measure")
     out, _ = rendered(table, 60)
     assert longest(out) <= 60
     body = [line for line in out.splitlines() if "0.8464" in line or "0.6069" in line]
@@ -108,7 +108,7 @@ def test_several_systems_fold_into_one_table_each_when_that_keeps_numbers_side_b
     header = ["system", "representation", "similarity", "tnorm", "metric", "micro", "macro"]
     rows = [[s, "threshold_match(threshold=0.8)", "segment_overlap", "minimum", m, "0.7619", "0.8258"]
             for s in ("good", "poor") for m in ("precision", "recall", "f1")]
-    out, _ = rendered(Table("Set metrics", header, rows, 5, "averaging"), 72)
+    out, _ = rendered(TextTable("Set metrics", header, rows, 5, "averaging"), 72)
     assert longest(out) <= 72
     assert "Set metrics — system: good" in out and "Set metrics — system: poor" in out
     assert all("0.7619" in line and "0.8258" in line for line in out.splitlines() if "0.7619" in line)
@@ -118,16 +118,16 @@ def test_the_columns_of_a_test_stay_together():
     header = ["system", "baseline", "representation", "averaging", "metric", "difference", "p-value"]
     rows = [["tiny", "dwsnet", "soft_cardinality(similarity=levenshtein)", "micro", m, "-0.1336", "0.0010"]
             for m in ("precision", "recall")]
-    out, _ = rendered(Table("Paired tests", header, rows, 5), 72)
+    out, _ = rendered(TextTable("Paired tests", header, rows, 5), 72)
     assert longest(out) <= 72
     assert all("-0.1336" in line and "0.0010" in line for line in out.splitlines() if "-0.1336" in line)
 
 
 def test_control_characters_in_labels_stay_visible_and_cannot_break_lines():
-    table = Table("t", ["system", "metric", "micro"], [["a\x1b[31m\nb" + "x" * 40, "f1", "0.5000"]], 2, "averaging")
-    out, fitted = rendered(table, 40)
-    assert "\x1b" not in out and "\\x1b" in " ".join([out, *fitted.legend.values()])
-    assert all("\n" not in full for full in fitted.legend.values())
+    table = TextTable("t", ["system", "metric", "micro"], [["a\x1b[31m\nb" + "x" * 40, "f1", "0.5000"]], 2, "averaging")
+    out, folded = rendered(table, 40)
+    assert "\x1b" not in out and "\\x1b" in " ".join([out, *folded.legend.values()])
+    assert all("\n" not in full for full in folded.legend.values())
 
 
 # --- the command line ----------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def any_table(draw):
     rows = draw(st.lists(st.tuples(st.lists(_labels, min_size=n_index, max_size=n_index),
                                    st.lists(_numbers, min_size=n_values, max_size=n_values)), min_size=1, max_size=12))
     across = draw(st.sampled_from(["averaging", "class", None]))
-    return Table("T", header, [[*labels, *values] for labels, values in rows], n_index, across)
+    return TextTable("T", header, [[*labels, *values] for labels, values in rows], n_index, across)
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -184,12 +184,12 @@ def test_any_table_fits_any_width_it_can_and_keeps_its_numbers(table, width):
     widest = max(max(cell_len(c) for row in table.rows for c in row[table.n_index :]), LABEL_LIMITS[-1] + 2)
     if (table.n_index + 1) * (WRAP_FLOOR + 3) + widest + 3 + 1 > width:
         return  # too narrow for the labels at their narrowest beside one number
-    out, fitted = rendered(table, width)
+    out, folded = rendered(table, width)
     assert longest(out) <= width
     kept = numbers(table)
     assert all(out.count(n) >= count for n, count in kept.items())
-    cells = {cell for b in fitted.blocks for cell in [b.table.title, *b.table.header, *(c for row in b.table.rows for c in row)]}
-    assert all(any(short in cell for cell in cells) for short in fitted.legend)
+    cells = {cell for b in folded.blocks for cell in [b.table.title, *b.table.header, *(c for row in b.table.rows for c in row)]}
+    assert all(any(short in cell for cell in cells) for short in folded.legend)
 
 
 def test_in_a_real_terminal_the_width_is_the_terminals():

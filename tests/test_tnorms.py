@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import evalkit_tnorms as tn
+from evalkit.discovery import build_registry, make_plugin_manager
 from evalkit.errors import ConfigError
-from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.testing import (
     TNORM_CHECKS,
     TNormGrid,

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ValidationError
 import evalkit
 import evalkit_word2vec
 from evalkit.contracts import unwrap
+from evalkit.discovery import build_registry, make_plugin_manager
 from evalkit.errors import ConfigError, DataError, UnknownComponentError
-from evalkit.plugins import build_registry, make_plugin_manager
 from evalkit.protocols import NoParams, Similarity
 from evalkit_word2vec import Word2Vec
 
@@ -365,7 +365,7 @@ def test_check_creates_the_fallback_and_passes_the_samples_on(trained, registry)
 
 
 def test_fallback_comes_from_the_installed_plugins_by_default(trained, registry, monkeypatch):
-    monkeypatch.setattr("evalkit.plugins.default_registry", lambda: registry)
+    monkeypatch.setattr("evalkit.discovery.default_registry", lambda: registry)
     sim = make(trained.text, oov="fallback", fallback="length_ratio")
     assert sim.matrix(["grey"], ["color"])[0, 0] == 0.8
     unknown = make(trained.text, oov="fallback", fallback="length_rato")

@@ -453,7 +453,7 @@ def config_keys() -> str:
 def builtin_entries() -> list[Any]:
     """The registry entries of the evalkit distribution (third-party plugins installed in the
     environment that builds the docs are left out, so the site does not depend on it)."""
-    from evalkit.plugins import default_registry
+    from evalkit.discovery import default_registry
 
     registry = default_registry()
     entries = [e for e in registry if e.distribution == "evalkit"]
@@ -627,7 +627,7 @@ def _protocol_links() -> dict[str, str]:
 
 def hookspecs() -> str:
     from evalkit import hookspecs as module
-    from evalkit.plugins import make_plugin_manager
+    from evalkit.discovery import make_plugin_manager
     from evalkit.protocols import KINDS
     from evalkit.registry import Registry
 

@@ -37,7 +37,7 @@ def alpha(results: Results) -> float:
 # --- best system per measure ------------------------------------------------------------------
 
 @dataclass
-class Summary:
+class BestSystems:
     """Which system is best on how many measures, and the measures that pick another."""
 
     measures: int  # single-number measures that rank at least two systems
@@ -53,7 +53,7 @@ class Summary:
         return [(s, m) for s, found in self.wins.items() if s != self.leader for m in found]
 
 
-def summary(results: Results) -> Summary | None:
+def best_systems(results: Results) -> BestSystems | None:
     """The best system of every single-number measure (oriented: a loss is best lowest; sizes
     such as ``card_inter`` rank nothing), or None when no measure has two systems."""
     lower = set(results.lower_is_better)
@@ -64,7 +64,7 @@ def summary(results: Results) -> Summary | None:
     ranked = {m: v for m, v in by_measure.items() if len(v) >= 2}
     if not ranked:
         return None
-    out = Summary(len(ranked))
+    out = BestSystems(len(ranked))
     for measure, values in ranked.items():
         best = max(values.values())
         # equal up to rounding is a tie (as the statistics take it), so a summary does not name a
@@ -77,8 +77,8 @@ def summary(results: Results) -> Summary | None:
     return out
 
 
-def summary_lines(found: Summary) -> list[str]:
-    """The summary as sentences (plain text; the writers escape it)."""
+def best_systems_lines(found: BestSystems) -> list[str]:
+    """The best systems as sentences (plain text; the writers escape it)."""
     if found.leader is not None and len(found.wins[found.leader]) == found.measures:
         return [f"{found.leader} is best on every measure ({found.measures})."]
     lines = [f"{system} is best on {len(measures)} of {found.measures} measures."
@@ -116,8 +116,8 @@ def comparison_lines(results: Results) -> list[str]:
 def opening_lines(results: Results) -> list[str]:
     """What both reports open with: the best system per measure, where the measures disagree,
     and each paired comparison in one sentence."""
-    found = summary(results)
-    return [*(summary_lines(found) if found else []), *comparison_lines(results)]
+    found = best_systems(results)
+    return [*(best_systems_lines(found) if found else []), *comparison_lines(results)]
 
 
 def glossary_of(results: Results) -> dict[str, str]:

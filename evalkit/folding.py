@@ -27,7 +27,8 @@ from rich.cells import cell_len, set_cell_size
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from evalkit.pivot import Table, visible
+from evalkit.control_chars import visible
+from evalkit.pivot import TextTable
 
 #: How long a label may stay in each layout tried (None: as it is); a header part may also
 #: stay as wide as its column's numbers.
@@ -47,12 +48,12 @@ _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 class Block:
     """One table to print, and the width each column wraps in (None: its text's width)."""
 
-    table: Table
+    table: TextTable
     widths: list[int | None]
 
 
 @dataclass(frozen=True)
-class Fitted:
+class Folded:
     """A table as printed at a width: its blocks, and the full text of abbreviated labels."""
 
     blocks: list[Block]
@@ -76,24 +77,24 @@ def _rich(block: Block) -> RichTable:
     return out
 
 
-def fit(table: Table, width: int | None) -> Fitted:
+def fold_to_width(table: TextTable, width: int | None) -> Folded:
     """``table`` folded to lines of at most ``width`` characters, in the layout of fewest lines
     (see the module's note); ``None`` leaves it whole. Below about 40 characters a table may
     still not fit.
 
-    Its text is made visible first (control characters as escapes, :func:`~evalkit.pivot.visible`),
+    Its text is made visible first (control characters as escapes, :func:`~evalkit.control_chars.visible`),
     so that every line break in a cell is the layout's.
     """
     table = replace(table, title=visible(table.title), header=[visible(h) for h in table.header],
                     rows=[[visible(cell) for cell in row] for row in table.rows])
     if width is None or table_width(table) <= width:
-        return Fitted([Block(table, [None] * len(table.header))], {})
+        return Folded([Block(table, [None] * len(table.header))], {})
     best = min(_layouts(table, width), key=lambda layout: layout[0])[1]
     shown = "\n".join(t for b in best.blocks for t in [b.table.title, *b.table.header, *(c for r in b.table.rows for c in r)])
     return replace(best, legend={short: full for short, full in best.legend.items() if short in shown})
 
 
-def _layouts(table: Table, width: int) -> Iterator[tuple[tuple[int, bool, int, int], Fitted]]:
+def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, int, int], Folded]]:
     """Every way of folding the table, each with its cost: how far it still overflows, whether
     it splits columns that are not one kind (a test's difference and p-value), how many lines
     it takes (a legend's count :data:`LEGEND_COST` times), and how much it abbreviates."""
@@ -111,14 +112,14 @@ def _layouts(table: Table, width: int) -> Iterator[tuple[tuple[int, bool, int, i
                 overflow = max(max(_block_width(b) - width for b in blocks), 0)
                 scattered = short.across is None and len(tables) > len(parts)
                 lines = sum(map(_height, blocks)) + LEGEND_COST * legend_lines
-                yield (overflow, scattered, lines, rank), Fitted(blocks, legend)
+                yield (overflow, scattered, lines, rank), Folded(blocks, legend)
 
 
-def table_width(table: Table) -> int:
+def table_width(table: TextTable) -> int:
     return sum(w + 3 for w in column_widths(table)) + 1
 
 
-def column_widths(table: Table) -> list[int]:
+def column_widths(table: TextTable) -> list[int]:
     """Each column's text width: its widest line, header included."""
     return [max(_text_width(cell) for cell in column) for column in zip(table.header, *table.rows)]
 
@@ -129,7 +130,7 @@ def _text_width(text: str) -> int:
     return max(cell_len(line) for line in text.split("\n"))
 
 
-def _abbreviated(table: Table, limit: int, legend: dict[str, str]) -> Table:
+def _abbreviated(table: TextTable, limit: int, legend: dict[str, str]) -> TextTable:
     """Labels over ``limit`` characters (header parts over their column's numbers, if wider)
     shortened, the abbreviations added to ``legend``; a header's parts put one under another."""
     n = table.n_index
@@ -182,7 +183,7 @@ def _distinct(cuts: dict[str, str], labels: set[str]) -> dict[str, str]:
     return out
 
 
-def _per_system(table: Table) -> list[Table]:
+def _per_system(table: TextTable) -> list[TextTable]:
     """One table per system, the system in its title (the table itself when it has one)."""
     systems = list(dict.fromkeys(row[0] for row in table.rows))
     if table.header[0] != "system" or table.n_index < 2 or len(systems) < 2:
@@ -194,7 +195,7 @@ def _per_system(table: Table) -> list[Table]:
     ]
 
 
-def _groups(table: Table, width: int) -> list[Table]:
+def _groups(table: TextTable, width: int) -> list[TextTable]:
     """The table with its columns of numbers in groups that fit beside the labels (at least
     one column each)."""
     n, widths = table.n_index, column_widths(table)
@@ -217,7 +218,7 @@ def _groups(table: Table, width: int) -> list[Table]:
     ]
 
 
-def _measures_down(table: Table, across: str) -> Table:
+def _measures_down(table: TextTable, across: str) -> TextTable:
     """What the columns were goes down, as a label column before the last one (so a sweep
     lists each measure's values one under another), and one column of numbers remains."""
     n = table.n_index
@@ -231,7 +232,7 @@ def _measures_down(table: Table, across: str) -> Table:
     return replace(table, header=[*table.header[: n - 1], across, table.header[n - 1], "value"], rows=rows, n_index=n + 1)
 
 
-def _wrap_widths(table: Table, width: int) -> list[int | None]:
+def _wrap_widths(table: TextTable, width: int) -> list[int | None]:
     """Widths for the label columns to wrap in so that the table fits, taken a character at a
     time from the column where that wraps the fewest cells (a header counts
     :data:`HEADER_WEIGHT` cells), none below :data:`WRAP_FLOOR` (None: a column keeps its

@@ -1,5 +1,6 @@
 """Set metrics as ratios of the three cardinalities, and data metrics on the raw memberships
-(KL divergence, exact match).
+(KL divergence, exact match): the metric components a config names. (:mod:`evalkit.metrics`
+is another thing: scikit-learn-shaped functions for Python callers.)
 
 Precision, recall and F as in Harju & Mesaros, "Evaluating classification systems against soft
 labels with fuzzy precision and recall", eq. 1; Jaccard = |G∩P| / (|G| + |P| − |G∩P|); the
