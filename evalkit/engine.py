@@ -157,7 +157,7 @@ def _replicate_states(
     as the replicate counts them (so metrics that take no weights resample too)."""
     refs, preds, taken = [], [], []
     for index, counts in draw.parts:
-        rows = np.repeat(np.arange(counts.shape[1]), np.round(counts[b]).astype(np.int64))
+        rows = np.repeat(np.arange(counts.shape[1]), counts[b].astype(np.int64))  # counts are whole numbers
         refs.append(take(reference, rows))
         preds.append(take(predictions[index], rows))
         taken.append(rows)

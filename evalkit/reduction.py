@@ -239,7 +239,7 @@ class _Draws:
 
     def _tests(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """The test's bootstrap counts and, for a permutation test, its swaps and their
-        complement, as float weights: keyed by sample, or from one generator in the order an
+        complement (as weights 1 and 0): keyed by sample, or from one generator in the order an
         in-memory run has always drawn them (the swaps first)."""
         if self._test is None:
             test = self.statistics.test if self.statistics else None
@@ -248,15 +248,15 @@ class _Draws:
             masks = None
             if test.keyed:
                 if test.method == "permutation":
-                    masks = stats.keyed_masks(self.keys, test.resamples, test.seed).astype(np.float64)
+                    masks = stats.keyed_masks(self.keys, test.resamples, test.seed)
                 counts = stats.poisson_weights(self.keys, test.resamples, test.seed)
             else:
                 self._check_whole("paired tests without `keyed: true`")
                 rng = np.random.default_rng(test.seed)
                 if test.method == "permutation":
-                    masks = stats.permutation_masks(n, test.resamples, rng).astype(np.float64)
+                    masks = stats.permutation_masks(n, test.resamples, rng)
                 counts = stats.bootstrap_weights(n, test.resamples, rng)
-            self._test = counts, None if masks is None else (masks, 1 - masks)
+            self._test = counts, None if masks is None else (masks, ~masks)  # bool: 1 byte a draw
         return self._test
 
     def _check_whole(self, what: str) -> None:
