@@ -13,7 +13,6 @@ vector. Summing float32 in float32 instead would be about 40% faster per sum but
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -91,21 +90,6 @@ class CardinalityTable:
                     f"{who} returned {column} with negative or NaN cardinalities; "
                     "cardinalities must be finite and >= 0"
                 )
-
-
-def concatenate(tables: list[CardinalityTable]) -> CardinalityTable:
-    """The chunk tables of one run, as one table of all its samples."""
-    columns = [np.concatenate(c) for c in zip(*(t.columns() for t in tables))]
-    substitutions = None  # computed when asked for, as the parts' would be
-    if all(t.substitutions is not None for t in tables):
-        substitutions = functools.partial(_joined_substitutions, tables)
-    ref, pred, inter, *matched = columns
-    return CardinalityTable(ref, pred, inter, *_pair(matched), substitutions=substitutions)
-
-
-def _joined_substitutions(tables: list[CardinalityTable]) -> Array:
-    parts = [t.per_sample_substitutions() for t in tables]
-    return np.concatenate([p for p in parts if p is not None])
 
 
 def divide(num: Array, den: Array, zero_division: float) -> Array:
