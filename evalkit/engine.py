@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -87,17 +87,33 @@ class Replicates:
         return values
 
 
+class Counts(Protocol):
+    """How often each sample of a partition counts in each replicate, (replicates, samples):
+    made a block of samples, or a replicate, at a time as the reduction asks, so a keyed draw
+    never holds a replicates x samples matrix."""
+
+    @property
+    def n_replicates(self) -> int: ...
+
+    def block(self, part: slice) -> np.ndarray:
+        """The counts of the samples in ``part``, (replicates, samples in part): whole numbers
+        (a bool is 0 or 1)."""
+
+    def row(self, b: int) -> np.ndarray:
+        """Replicate ``b``'s count of every sample."""
+
+
 @dataclass(frozen=True)
 class Draw:
-    """One set of replicates to reduce: ``parts`` of (prediction index, weights (B, n)) whose
+    """One set of replicates to reduce: ``parts`` of (prediction index, counts) whose
     reweighted sums add up, replicate by replicate. One part is a system resampled (a bootstrap,
     a jackknife); two are a paired permutation, each sample taken from one system or the other."""
 
-    parts: tuple[tuple[int, np.ndarray], ...]
+    parts: tuple[tuple[int, Counts], ...]
 
     @property
     def n_replicates(self) -> int:
-        return len(self.parts[0][1])
+        return self.parts[0][1].n_replicates
 
 
 def stack(replicates: Sequence[Values]) -> Values:
@@ -121,12 +137,17 @@ def reduce(
     sums = [Sums({}, []) for _ in predictions]
     replicates = [Replicates() for _ in draws]
     n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
-    for key, combination in enumerate(axes.set_combinations()):
-        rep, tnorm, similarity = combination
-        who = rep.who + (f" with {tnorm.who}" if tnorm else "")
-        for start in chunks(len(reference), progress, len(predictions)):
-            part = slice(start, start + CHUNK_ROWS)
-            ref = reference[part]
+    combinations = axes.set_combinations()
+    for start in chunks(len(reference), progress, len(predictions) * len(combinations)):
+        part = slice(start, start + CHUNK_ROWS)
+        ref, chunk_weights = reference[part], _rows(weights, part)
+        made: dict[int, np.ndarray] = {}  # each draw's counts of the chunk, made once for every combination
+        for draw in draws if combinations else ():
+            for _, counts in draw.parts:
+                if id(counts) not in made:
+                    made[id(counts)] = counts.block(part)
+        for key, (rep, tnorm, similarity) in enumerate(combinations):
+            who = rep.who + (f" with {tnorm.who}" if tnorm else "")
             tables = []
             for index, prediction in enumerate(predictions):
                 table = rep.obj.cardinalities(
@@ -134,12 +155,12 @@ def reduce(
                 )
                 table.check((len(ref), n_classes), who)
                 tables.append(table)
-                summary = Summary.of(table, axes.sample_metrics, axes.zero_division, who, _rows(weights, part))
-                _merge(sums[index].summaries, key, summary)
+                _merge(sums[index].summaries, key, Summary.of(table, axes.sample_metrics, axes.zero_division, who,
+                                                              chunk_weights))
             for draw, into in zip(draws, replicates):
                 for index, counts in draw.parts:
                     batch = Summary.replicates(
-                        tables[index], counts[:, part], axes.sample_metrics, axes.zero_division, who, _rows(weights, part),
+                        tables[index], made[id(counts)], axes.sample_metrics, axes.zero_division, who, chunk_weights,
                     )
                     _merge(into.batches, key, batch)
     if axes.data_metrics:
@@ -157,7 +178,7 @@ def _replicate_states(
     as the replicate counts them (so metrics that take no weights resample too)."""
     refs, preds, taken = [], [], []
     for index, counts in draw.parts:
-        rows = np.repeat(np.arange(counts.shape[1]), counts[b].astype(np.int64))  # counts are whole numbers
+        rows = np.repeat(np.arange(len(reference)), counts.row(b).astype(np.int64))  # counts are whole numbers
         refs.append(take(reference, rows))
         preds.append(take(predictions[index], rows))
         taken.append(rows)

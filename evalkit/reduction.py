@@ -14,6 +14,7 @@ the whole data (the plan refuses them for a streamed or Dask run, naming the key
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 
 from evalkit import stats
 from evalkit.data import LabelMatrix, align, empty_reference_note, only_in_systems, with_empty_samples
-from evalkit.engine import Draw, Replicates, Sums, check_items, reduce
+from evalkit.engine import Counts, Draw, Replicates, Sums, check_items, reduce
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve
@@ -205,62 +206,96 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     return tally
 
 
+class _Drawn:
+    """Counts drawn over all the samples at once (a multinomial bootstrap, a jackknife, unkeyed
+    permutations): held whole, as only a partition that is the whole data draws them."""
+
+    def __init__(self, counts: np.ndarray) -> None:
+        self.counts = counts
+
+    @property
+    def n_replicates(self) -> int:
+        return len(self.counts)
+
+    def block(self, part: slice) -> np.ndarray:
+        return self.counts[:, part]
+
+    def row(self, b: int) -> np.ndarray:
+        return self.counts[b]
+
+
+class _Keyed:
+    """Counts keyed by sample (Poisson counts, or permutation swaps and their complement): made
+    for a block of samples, or for one replicate, when asked, from the samples' keys and the
+    seed alone, so no replicates x samples matrix is ever held."""
+
+    def __init__(self, keys: np.ndarray, resamples: int, seed: int, swaps: bool = False, kept: bool = False) -> None:
+        self.keys, self.n_replicates, self.seed, self.swaps, self.kept = keys, resamples, seed, swaps, kept
+
+    def _made(self, keys: np.ndarray, resamples: int, first: int = 0) -> np.ndarray:
+        if not self.swaps:
+            return stats.poisson_weights(keys, resamples, self.seed, first)
+        swapped = stats.keyed_masks(keys, resamples, self.seed, first)
+        return ~swapped if self.kept else swapped
+
+    def block(self, part: slice) -> np.ndarray:
+        return self._made(self.keys[part], self.n_replicates)
+
+    def row(self, b: int) -> np.ndarray:
+        return self._made(self.keys, 1, b)[0]
+
+
 class _Draws:
-    """A partition's weights of every replicate the statistics draw, made when first asked for:
+    """A partition's counts of every replicate the statistics draw, made when first asked for:
     keyed by sample (any partition), or over the whole data (a partition that is the whole)."""
 
     def __init__(self, job: Job, keys: np.ndarray, whole: bool) -> None:
         self.statistics, self.keys, self.whole = job.settings.statistics, keys, whole
-        self._test: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None] | None = None
 
-    @property
-    def interval(self) -> np.ndarray:
+    @functools.cached_property
+    def interval(self) -> Counts:
         boot = self.statistics.bootstrap if self.statistics else None
         assert boot is not None, "intervals are drawn when the statistics ask for them"
         if boot.keyed:
-            return stats.poisson_weights(self.keys, boot.resamples, boot.seed)
+            return _Keyed(self.keys, boot.resamples, boot.seed)
         self._check_whole("bootstrap intervals other than `method: poisson`")
-        return stats.bootstrap_weights(len(self.keys), boot.resamples, np.random.default_rng(boot.seed))
+        return _Drawn(stats.bootstrap_weights(len(self.keys), boot.resamples, np.random.default_rng(boot.seed)))
 
-    @property
-    def jackknife(self) -> np.ndarray:
+    @functools.cached_property
+    def jackknife(self) -> Counts:
         self._check_whole("BCa intervals")
-        return stats.jackknife_weights(len(self.keys))
+        return _Drawn(stats.jackknife_weights(len(self.keys)))
 
     @property
-    def test(self) -> np.ndarray:
-        return self._tests()[0]
+    def test(self) -> Counts:
+        return self._tests[0]
 
     @property
-    def masks(self) -> tuple[np.ndarray, np.ndarray]:
-        masks = self._tests()[1]
+    def masks(self) -> tuple[Counts, Counts]:
+        masks = self._tests[1]
         assert masks is not None, "masks are drawn for a permutation test"
         return masks
 
-    def _tests(self) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    @functools.cached_property
+    def _tests(self) -> tuple[Counts, tuple[Counts, Counts] | None]:
         """The test's bootstrap counts and, for a permutation test, its swaps and their
-        complement (as weights 1 and 0): keyed by sample, or from one generator in the order an
+        complement (as counts 1 and 0): keyed by sample, or from one generator in the order an
         in-memory run has always drawn them (the swaps first)."""
-        if self._test is None:
-            test = self.statistics.test if self.statistics else None
-            assert test is not None, "tests are drawn when the statistics ask for them"
-            n = len(self.keys)
-            masks = None
-            if test.keyed:
-                if test.method == "permutation":
-                    masks = stats.keyed_masks(self.keys, test.resamples, test.seed)
-                counts = stats.poisson_weights(self.keys, test.resamples, test.seed)
-            else:
-                self._check_whole("paired tests without `keyed: true`")
-                rng = np.random.default_rng(test.seed)
-                if test.method == "permutation":
-                    masks = stats.permutation_masks(n, test.resamples, rng)
-                counts = stats.bootstrap_weights(n, test.resamples, rng)
-            self._test = counts, None if masks is None else (masks, ~masks)  # bool: 1 byte a draw
-        return self._test
+        test = self.statistics.test if self.statistics else None
+        assert test is not None, "tests are drawn when the statistics ask for them"
+        permutation = test.method == "permutation"
+        if test.keyed:
+            keyed = (_Keyed(self.keys, test.resamples, test.seed, swaps=True),
+                     _Keyed(self.keys, test.resamples, test.seed, swaps=True, kept=True))
+            return _Keyed(self.keys, test.resamples, test.seed), keyed if permutation else None
+        self._check_whole("paired tests without `keyed: true`")
+        rng = np.random.default_rng(test.seed)
+        masks = stats.permutation_masks(len(self.keys), test.resamples, rng) if permutation else None
+        counts = _Drawn(stats.bootstrap_weights(len(self.keys), test.resamples, rng))
+        return counts, None if masks is None else (_Drawn(masks), _Drawn(~masks))  # bool: a byte a draw
 
     def _check_whole(self, what: str) -> None:
-        assert self.whole, f"{what} draw over all the samples; the plan refuses them for a partitioned run"
+        assert self.whole, f"{what} draw over all the samples; the plan takes them only in memory"
 
 
 def engine_rows(data: Data) -> Any:

@@ -179,7 +179,7 @@ def sample_keys(ids: object, n: int) -> np.ndarray:
     return hash_array(np.asarray(ids, dtype=object)).astype(np.uint64)
 
 
-def poisson_weights(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> np.ndarray:
     """Poisson bootstrap resamples as counts: an int32 array (resamples, n) of Poisson(1) draws.
 
     The count of sample i in replicate b is a function of (``seed``, ``keys[i]``, b) alone — a
@@ -188,16 +188,17 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     streams and cluster partitions resample identically. Unlike the multinomial bootstrap the
     replicate sizes vary around n (Hanley & MacGibbon, "Creating non-parametric bootstrap
     samples using Poisson frequencies", 2006; Chamandy, Muralidharan, Najmi & Naidu,
-    "Estimating uncertainty for massive data streams", Google, 2012).
+    "Estimating uncertainty for massive data streams", Google, 2012). ``first``: the replicates
+    from that one on (so one replicate's counts are made alone).
     """
     weights = np.empty((_count(resamples, "resamples", 1), np.size(keys)), dtype=np.int32)
-    for start, bits in _keyed_bits(keys, resamples, seed):
+    for start, bits in _keyed_bits(keys, resamples, seed, first):
         uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
         weights[start : start + len(bits)] = np.searchsorted(_POISSON_CDF, uniform, side="right")
     return weights
 
 
-def keyed_masks(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+def keyed_masks(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> np.ndarray:
     """Paired permutations keyed by sample: (resamples, n) bool, True where sample i's two
     systems swap in replicate b, a fair coin that is a function of (``seed``, ``keys[i]``, b)
     alone (the generator of :func:`poisson_weights`, in a domain of its own so a test's swaps
@@ -205,7 +206,7 @@ def keyed_masks(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     order, permutes identically, as :func:`permutation_masks` cannot (its coins follow the rows'
     positions in one generator)."""
     masks = np.empty((_count(resamples, "resamples", 1), np.size(keys)), dtype=np.bool_)
-    for start, bits in _keyed_bits(keys, resamples, seed ^ _MASK_DOMAIN):
+    for start, bits in _keyed_bits(keys, resamples, seed ^ _MASK_DOMAIN, first):
         masks[start : start + len(bits)] = (bits >> np.uint64(63)).astype(np.bool_)
     return masks
 
@@ -214,15 +215,16 @@ def keyed_masks(keys: np.ndarray, resamples: int, seed: int) -> np.ndarray:
 _MASK_DOMAIN = 0x243F6A8885A308D3
 
 
-def _keyed_bits(keys: np.ndarray, resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
+def _keyed_bits(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> Iterator[tuple[int, np.ndarray]]:
     """Blocks of 64 random bits per (replicate, sample), each a function of (``seed``, key,
-    replicate) alone (SplitMix64 mixing): the first replicate of a block and its bits."""
+    replicate) alone (SplitMix64 mixing), for replicates ``first`` to ``first + resamples``:
+    the place of a block's first replicate among them, and its bits."""
     keys = np.asarray(keys, dtype=np.uint64)
     with np.errstate(over="ignore"):
         base = _mix(keys ^ _mix(np.array([seed], dtype=np.uint64)))
         rows = max(1, _BLOCK_ENTRIES // max(keys.size, 1))  # blocks of rows: bounded temporaries
         for start in range(0, resamples, rows):
-            replicate = np.arange(start + 1, min(start + rows, resamples) + 1, dtype=np.uint64)[:, None]
+            replicate = np.arange(first + start + 1, first + min(start + rows, resamples) + 1, dtype=np.uint64)[:, None]
             yield start, _mix(base[None, :] + replicate * _GOLDEN)
 
 
