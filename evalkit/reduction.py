@@ -225,24 +225,41 @@ class _Drawn:
 
 
 class _Keyed:
-    """Counts keyed by sample (Poisson counts, or permutation swaps and their complement): made
-    for a block of samples, or for one replicate, when asked, from the samples' keys and the
-    seed alone, so no replicates x samples matrix is ever held."""
+    """Counts keyed by sample (Poisson counts, or permutation swaps): made for a block of
+    samples, or for one replicate, when asked, from the samples' keys and the seed alone, so no
+    replicates x samples matrix is ever held."""
 
-    def __init__(self, keys: np.ndarray, resamples: int, seed: int, swaps: bool = False, kept: bool = False) -> None:
-        self.keys, self.n_replicates, self.seed, self.swaps, self.kept = keys, resamples, seed, swaps, kept
+    def __init__(self, keys: np.ndarray, resamples: int, seed: int, swaps: bool = False) -> None:
+        self.keys, self.n_replicates, self.seed, self.swaps = keys, resamples, seed, swaps
+        self._last: tuple[tuple[int | None, int | None], np.ndarray] | None = None
 
     def _made(self, keys: np.ndarray, resamples: int, first: int = 0) -> np.ndarray:
-        if not self.swaps:
-            return stats.poisson_weights(keys, resamples, self.seed, first)
-        swapped = stats.keyed_masks(keys, resamples, self.seed, first)
-        return ~swapped if self.kept else swapped
+        if self.swaps:
+            return stats.keyed_masks(keys, resamples, self.seed, first)
+        return stats.poisson_weights(keys, resamples, self.seed, first)
 
     def block(self, part: slice) -> np.ndarray:
-        return self._made(self.keys[part], self.n_replicates)
+        """The block's counts, kept until another block is asked for (the complement of swaps
+        reads them too)."""
+        if self._last is None or self._last[0] != (part.start, part.stop):
+            self._last = (part.start, part.stop), self._made(self.keys[part], self.n_replicates)
+        return self._last[1]
 
     def row(self, b: int) -> np.ndarray:
         return self._made(self.keys, 1, b)[0]
+
+
+class _Kept:
+    """The complement of keyed swaps: where a permutation keeps each system's own output."""
+
+    def __init__(self, swaps: _Keyed) -> None:
+        self.swaps, self.n_replicates = swaps, swaps.n_replicates
+
+    def block(self, part: slice) -> np.ndarray:
+        return ~self.swaps.block(part)
+
+    def row(self, b: int) -> np.ndarray:
+        return ~self.swaps.row(b)
 
 
 class _Draws:
@@ -285,9 +302,8 @@ class _Draws:
         assert test is not None, "tests are drawn when the statistics ask for them"
         permutation = test.method == "permutation"
         if test.keyed:
-            keyed = (_Keyed(self.keys, test.resamples, test.seed, swaps=True),
-                     _Keyed(self.keys, test.resamples, test.seed, swaps=True, kept=True))
-            return _Keyed(self.keys, test.resamples, test.seed), keyed if permutation else None
+            swaps = _Keyed(self.keys, test.resamples, test.seed, swaps=True)
+            return _Keyed(self.keys, test.resamples, test.seed), (swaps, _Kept(swaps)) if permutation else None
         self._check_whole("paired tests without `keyed: true`")
         rng = np.random.default_rng(test.seed)
         masks = stats.permutation_masks(len(self.keys), test.resamples, rng) if permutation else None
