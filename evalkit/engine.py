@@ -1,9 +1,11 @@
-"""The engine: reduce one system's aligned data, chunk by chunk, to every value of the axes.
+"""The engine: the one reduction of aligned rows to sums, and the values read from them.
 
-For every combination of the comparison axes, the representation fills the cardinality table
-one chunk of rows at a time and the chunk is at once reduced to a
-:class:`~evalkit.table.Summary`; averagings and set metrics then read the merged summary. Data
-metrics reduce the same chunks to their own states. Every value is keyed by the
+:func:`reduce` walks the rows a chunk at a time; for every combination of the comparison axes
+the representation fills the chunk's cardinality table for each system, and the table is at
+once reduced to that system's :class:`~evalkit.table.Summary` and to every statistic's
+replicates (:class:`Draw`: bootstrap resamples, jackknife deletions, paired permutations), then
+dropped. Data metrics reduce the same rows to their own states. Sums of any split of the rows
+add up by ``+``; averagings and metrics read the merged sums. Every value is keyed by the
 :class:`~evalkit.measures.Measure` it is, one number each (a per-class result is one value per
 class).
 """
