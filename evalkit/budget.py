@@ -112,34 +112,35 @@ class Need:
 
 def statistics_needs(
     size: Size, systems: int, measures: int, combinations: int, bootstrap: int | None, test: int | None,
-    test_method: str = "permutation",
+    test_method: str = "permutation", keyed: tuple[bool, bool] = (False, False), bca: bool = False,
 ) -> list[Need]:
     """The largest allocations of the statistics section (each in bytes).
 
-    Bootstrap: the resample counts (int32, resamples x samples), a float64 block of them
-    (resamples x 16,384 samples at most), and the replicate values (resamples x measures).
-    Every system keeps each combination's per-sample cardinality table (5 float64 columns).
-    A permutation test stacks two systems and draws float64 masks (resamples x 2 x samples).
+    Each statistic's replicate sums (resamples x combinations x classes, per system) and values
+    (resamples x measures). Its draws: keyed by sample id (``keyed``: the bootstrap's, the
+    test's) they are made for a block of 16,384 samples at a time; drawn over all the samples
+    (multinomial, unkeyed permutations) they are held whole: int32 counts, a byte per swap and
+    per kept sample, float64 jackknife weights for BCa (100 groups). A float64 block of counts
+    (resamples x 16,384) is taken as they are summed.
     """
     n, c = size.samples, size.classes
     block = min(n, 16384)
-    needs = [
-        Need(systems * combinations * n * c * 5 * 8, f"per-sample tables ({systems} systems x {combinations} "
-             f"combinations x {n:,} samples x {c} classes)", "the systems, classes or combinations compared",
-             ("statistics",)),
-    ]
+    sums = systems * (combinations * c * 5 + measures) * 8
+    needs = []
     if bootstrap:
+        drawn = block if keyed[0] else n
         needs.append(Need(
-            bootstrap * (n * 4 + block * 8 + measures * 8),
-            f"bootstrap ({amount(bootstrap)} resamples x {n:,} samples)", "`statistics.bootstrap.resamples`",
-            ("statistics", "bootstrap", "resamples"),
+            bootstrap * (drawn * 4 + block * 8 + sums) + (min(n, 100) * n * 8 if bca else 0),
+            f"bootstrap ({amount(bootstrap)} resamples x {drawn:,} samples{' at a time' if keyed[0] else ''})",
+            "`statistics.bootstrap.resamples`", ("statistics", "bootstrap", "resamples"),
         ))
     if test:
-        factor = 2 * 8 * 3 if test_method == "permutation" else 4
+        drawn = block if keyed[1] else n
+        per_sample = 4 + (2 if test_method == "permutation" else 0)
         needs.append(Need(
-            test * (n * factor + block * 8 + measures * 8),
-            f"paired {test_method} tests ({amount(test)} resamples x {n:,} samples)", "`statistics.test.resamples`",
-            ("statistics", "test", "resamples"),
+            test * (drawn * per_sample + block * 8 + 3 * sums),
+            f"paired {test_method} tests ({amount(test)} resamples x {drawn:,} samples{' at a time' if keyed[1] else ''})",
+            "`statistics.test.resamples`", ("statistics", "test", "resamples"),
         ))
     return needs
 

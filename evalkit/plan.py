@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from evalkit import budget
 from evalkit.axes import Axes, resolve, unweighted
-from evalkit.config import LoadedConfig, RunConfig, Runs, StatisticsConfig, as_list
+from evalkit.config import LoadedConfig, RunConfig, Runs, as_list
 from evalkit.data import match_classes
 from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.protocols import optional, report_pattern
@@ -165,8 +165,8 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         refused = unweighted(axes.data_metrics)
         if refused:
             raise ConfigError(f"{where('data', 'weights')}: {refused}")
-    resampled = statistics if statistics is not None and (statistics.bootstrap or statistics.test) else None
-    if resampled is not None or cfg.sweep is not None:  # before the report folder is made
+    resampled = statistics is not None and (statistics.bootstrap is not None or statistics.test is not None)
+    if resampled or cfg.sweep is not None:  # before the report folder is made
         plan.needs = _needs(plan, resampled)
         _check_memory(plan.needs, where)
     if cfg.report is not None:
@@ -308,24 +308,26 @@ def _inputs(plan: Plan) -> list[Path]:
     return list(dict.fromkeys(path.resolve() for path in paths))
 
 
-def _needs(plan: Plan, statistics: StatisticsConfig | None) -> list[budget.Need]:
-    """The memory of a sweep's result rows (values x systems x measures) and, when
-    ``statistics`` resamples, of the statistics (resamples x samples, per-sample tables)."""
-    classes = plan.config.data.classes
+def _needs(plan: Plan, resampled: bool) -> list[budget.Need]:
+    """The memory of a sweep's result rows (values x systems x measures) and, when the
+    statistics resample, of their draws and replicate sums."""
+    classes = plan.job.settings.classes
     size = budget.size_of(plan.reference.value, plan.reference.full)
     size = budget.Size(size.samples, len(classes) if classes else size.classes)
     combinations = max(len(step.axes.set_combinations()) for step in plan.steps)
     per_class = size.classes if any(a.label == "none" for a in plan.axes.averagings) else 1
     measures = combinations * len(plan.axes.averagings) * len(plan.axes.set_metrics) * per_class + len(plan.axes.data_metrics)
     measures = max(measures, 1)
+    statistics = plan.job.settings.statistics
     test = statistics.test if statistics is not None else None
-    needs = [budget.rows_need(len(plan.steps), len(plan.systems), measures, test is not None)] if plan.config.sweep else []
-    if statistics is None:
+    boot = statistics.bootstrap if statistics is not None else None
+    needs = [budget.rows_need(len(plan.steps), len(plan.systems), measures, test is not None)] if plan.job.settings.sweep else []
+    if not resampled:
         return needs
     return needs + budget.statistics_needs(
-        size, len(plan.systems), measures, combinations,
-        statistics.bootstrap.resamples if statistics.bootstrap else None,
+        size, len(plan.systems), measures, combinations, boot.resamples if boot else None,
         test.resamples if test else None, test.method if test else "permutation",
+        (boot is not None and boot.keyed, test is not None and test.keyed), boot is not None and boot.method == "bca",
     )
 
 
