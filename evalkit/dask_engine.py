@@ -181,7 +181,9 @@ def _split(plan: Plan, key: str, count: int) -> list[Data]:
     whole = joined(list(chunks_of(plan, _sources(plan)[key])))
     if whole.ids is None:
         raise DataError(f"{whole.source}: no sample ids, but the reference has them; give every file the same ids")
-    group = stats.sample_keys(whole.ids, len(whole)) % np.uint64(count)
+    # Grouped by the id without its extension: score files named by their audio file's stem
+    # (`a.tsv` for `a.wav`) are matched with the reference by stem, so they must meet it.
+    group = stats.sample_keys([i.rsplit(".", 1)[0] for i in whole.ids], len(whole)) % np.uint64(count)
     parts = []
     for g in range(count):
         rows = np.flatnonzero(group == g)
@@ -319,12 +321,12 @@ def _reduced(
     """A group's samples of every source, prepared and reduced; ``clipped``: values clipped as
     its blocks were read."""
     try:
-        partition, notes = prepare(plan.job, reference, systems, weights)
+        partition, notes = prepare(plan.job, reference, systems, weights, files=plan.from_files)
     except DataError as exc:
         raise DataError(f"{exc} (found among the samples of one group of ids: the Dask engine aligns the "
                         "samples in groups by a hash of their ids, so other groups may hold more)") from None
     notes.clipped = clipped or {}
-    return Partial(0, notes + reduce_partition(plan.job, partition), rows=len(partition.reference))
+    return Partial(0, notes + reduce_partition(plan.job, partition), rows=len(partition.reference) - notes.added)
 
 
 def _side(source: Source, rows: Any, classes: tuple[str, ...]) -> tuple[LabelMatrix, np.ndarray, int] | None:

@@ -220,7 +220,10 @@ def ids_on_both_or_neither(reference: LabelMatrix | ItemSets, prediction: LabelM
         )
 
 
-def align(reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error", python: bool = False) -> Data:
+def align(
+    reference: LabelMatrix | ItemSets, prediction: Data, missing: str = "error", python: bool = False,
+    ids_checked: bool = False,
+) -> Data:
     """The prediction with its rows in the reference's order (by id when both have ids, by
     position when neither has) and its columns in the reference's class order. Ids on one side
     only, a missing or extra class or id, or an id twice on either side, is an error naming it;

@@ -203,7 +203,7 @@ def joined_rows(parts: Sequence[Any]) -> Any:
         return np.concatenate(parts)
     samples = parts[0].samples
     for part in parts[1:]:
-        samples = samples + part.samples  # score series stay series; event columns become rows
+        samples = samples + part.samples  # score series and event columns stay columns
     return replace(parts[0], samples=samples, ids=None)
 
 
@@ -232,10 +232,11 @@ def _added(totals: dict[int, Summary], parts: dict[int, Summary]) -> dict[int, S
 
 
 def _listed_sum(totals: list[Any], parts: list[Any]) -> list[Any]:
-    """States of the same metrics added pairwise (either list may be empty: nothing yet)."""
+    """States of the same metrics added pairwise; an empty list, or a None state (a metric
+    given no rows: a replicate that drew none of a partition's samples), is nothing yet."""
     if not totals or not parts:
         return totals or parts
-    return [part if total is None else total + part for total, part in zip(totals, parts)]
+    return [part if total is None else total if part is None else total + part for total, part in zip(totals, parts)]
 
 
 def check_items(axes: Axes, reference: ItemSets, prediction: ItemSets, label: str) -> None:

@@ -114,7 +114,7 @@ class Evaluator:
         (scikit-learn's). Returns the evaluator, so calls chain."""
         loaded = self._joined(self._load(reference, "reference", ids))
         partition, _ = prepare(self.job, loaded, {"prediction": [self._load(prediction, "prediction", ids)]},
-                               files=False, python=True)
+                               files=False, python=True, whole_samples=False)
         ref, pred = partition.reference, partition.systems["prediction"][0]
         weights = None if sample_weight is None else batch_weights(sample_weight, ref)
         refused = unweighted(self.axes.data_metrics) if weights is not None else None

@@ -11,7 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evalkit import budget
-from evalkit.data import named_as_reference
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
 from evalkit.provenance import described_file
@@ -43,13 +42,9 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     else:
         files = []
         reference = _load(plan, plan.reference, files)
-        systems = {
-            name: [named_as_reference(reference, _load(plan, source, files)) for source in runs]
-            for name, runs in plan.systems.items()
-        }
+        systems = {name: [_load(plan, source, files) for source in runs] for name, runs in plan.systems.items()}
         weights = None if plan.weights is None else _load(plan, plan.weights, files)
-        files_given = plan.reference.full is not None or any(s.full is not None for s in plan.sources()[1:])
-        partition, notes = prepare(plan.job, reference, systems, weights, files=files_given)
+        partition, notes = prepare(plan.job, reference, systems, weights, files=plan.from_files)
         partition.whole = True
         if progress:
             progress.start("evaluating", _work(plan, len(partition.reference)))
@@ -95,8 +90,9 @@ def _load(plan: Plan, source: Source, files: list[dict[str, Any]]) -> Any:
     described = _described(source)
     if described is not None:
         files.append(described)
+    weights = source.role == "weights"  # one value column, whatever the classes
     with budget.building(f"the data of {source.where}", "the size of that data"):
         return load_source(
-            source.value, where=source.where, kind=plan.kind, role=source.role, classes=plan.job.settings.classes,
-            loader=source.loader, full=source.full,
+            source.value, where=source.where, kind="matrix" if weights else plan.kind, role=source.role,
+            classes=None if weights else plan.job.settings.classes, loader=source.loader, full=source.full,
         )

@@ -113,6 +113,11 @@ class Plan:
         """The reference, then every run of every system."""
         return [self.reference, *(source for runs in self.systems.values() for source in runs)]
 
+    @property
+    def from_files(self) -> bool:
+        """Whether some data comes from a file (rows matched by position are then announced)."""
+        return any(source.full is not None for source in self.sources())
+
 
 def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = None, writes: bool = True) -> Plan:
     """Resolve and check everything of a config that does not need the data values. Without

@@ -3,13 +3,13 @@ add up by ``+``, and :func:`scored` turns the tally of all the data into every n
 reports.
 
 A partition is whatever a driver hands over: the whole data (in memory), a chunk (a streamed
-run), a group of ids (Dask), a batch (the Evaluator). Its samples are whole. :func:`prepare`
-checks and aligns it, the same for every driver; :func:`reduce_partition` reduces it, at every
-sweep value, for every system and run, with the replicates the statistics need. Draws keyed by
-sample id (the Poisson bootstrap, keyed tests) are the same in any partition, so their
-replicates add up like every other sum; the multinomial bootstrap, BCa's jackknife and unkeyed
-permutations draw over all the samples at once, so they are taken only where the partition is
-the whole data (the plan refuses them for a streamed or Dask run, naming the keyed method).
+run), a group of ids (Dask), a batch (the Evaluator). :func:`prepare` checks and aligns it, the
+same for every driver; :func:`reduce_partition` reduces it, at every sweep value, for every
+system and run, with the replicates the statistics need. Draws keyed by sample id (the Poisson
+bootstrap, keyed tests) are the same in any partition, so their replicates add up like every
+other sum; the multinomial bootstrap, BCa's jackknife and unkeyed permutations draw over all the
+samples at once, so only a partition that is the whole data takes them (the settings of a
+streamed or Dask run make its draws keyed).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from evalkit import stats
-from evalkit.data import LabelMatrix, align, empty_reference_note, only_in_systems, with_empty_samples
+from evalkit.data import LabelMatrix, align, empty_reference_note, named_as_reference, only_in_systems, with_empty_samples
 from evalkit.engine import Counts, Draw, Replicates, Sums, check_items, reduce
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
@@ -32,9 +32,9 @@ from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.results import Agreement, Comparison, CurveRow, Row
 from evalkit.sweeps import offset
-from evalkit.time_units import time_unit_note
+from evalkit.time_units import latest_time, time_unit_note
 from evalkit.uncertainty import compared, interval_bounds, jackknife_across_runs, rank_agreement, rows_of
-from evalkit.weights import matched_weights, none_counts
+from evalkit.weights import MAX_TOTAL, matched_weights, none_counts
 
 Data = LabelMatrix | ItemSets
 
@@ -74,12 +74,9 @@ class Tally:
     added: int = 0
     notes: tuple[str, ...] = ()
     swept: frozenset[str] = frozenset()  # the sweep's samples seen (an offset sweep naming samples)
+    latest: dict[str, float] = field(default_factory=dict)  # the latest event end of the reference ("") and each system
 
     def __add__(self, other: Tally) -> Tally:
-        if not other.samples and not other.added:
-            return replace(self, notes=_union(self.notes, other.notes), clipped=_counted(self.clipped, other.clipped))
-        if not self.samples and not self.added:
-            return replace(other, notes=_union(self.notes, other.notes), clipped=_counted(self.clipped, other.clipped))
         return Tally(
             _merged(self.sums, other.sums), _merged(self.intervals, other.intervals),
             _merged(self.jackknife, other.jackknife), _merged(self.tests, other.tests),
@@ -87,6 +84,7 @@ class Tally:
             self.samples + other.samples, self.classes or other.classes, self.weight + other.weight,
             _counted(self.clipped, other.clipped), self.added + other.added, _union(self.notes, other.notes),
             self.swept | other.swept,
+            {key: max(self.latest.get(key, value), value) for key, value in {**self.latest, **other.latest}.items()},
         )
 
 
@@ -110,50 +108,59 @@ def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 def prepare(
     job: Job, reference: Data, systems: Mapping[str, Sequence[Data]], weights: LabelMatrix | None = None,
-    files: bool = True, python: bool = False,
+    files: bool = True, python: bool = False, whole_samples: bool = True, ids_checked: bool = False,
 ) -> tuple[Partition, Tally]:
     """The one data preparation of every driver: the reference checked, every system's runs
     aligned with it by id (by position where neither side has ids) and checked as memberships
-    (or scores, for ranking metrics alone), the weights matched to its samples, and what the
-    notes say counted in an empty :class:`Tally`. ``files``: the data comes from files (rows
-    matched by position are then announced; inline data is positional by nature);
-    ``python``: messages name keyword arguments, not config keys."""
+    (or scores, for ranking metrics alone), the weights matched to its samples; and what the
+    notes count, in an otherwise empty :class:`Tally`.
+
+    ``files``: the data comes from files (rows matched by position are then announced; inline
+    data is positional by nature). ``python``: messages name keyword arguments, not config keys.
+    ``whole_samples``: every row of the partition's ids on every side is in it (the whole data,
+    a streamed chunk, a Dask group), so under ``missing: empty`` an id that only a system lists
+    is a sample the reference lacks (a user's batch promises no such thing: such an id is an
+    error there). ``ids_checked``: every side's ids are known to be unique (a streamed chunk's,
+    checked sorted as they came)."""
     settings, axes = job.settings, job.axes
-    notes = Tally()
-    if isinstance(reference, LabelMatrix):
+    counted = Tally()
+    if isinstance(reference, LabelMatrix) and len(reference):  # none: a stream's rows past the reference's end
         reference = reference.check_memberships()[0]
-    if settings.missing == "empty" and reference.ids is not None:
+    systems = {name: [named_as_reference(reference, run) for run in runs]  # type: ignore[type-var]
+               for name, runs in systems.items()}
+    if settings.missing == "empty" and reference.ids is not None and whole_samples:
         extra = only_in_systems(reference, [run for runs in systems.values() for run in runs])
         reference = with_empty_samples(reference, extra)  # type: ignore[type-var]
-        notes.added = len(extra)
+        counted.added = len(extra)
     aligned: dict[str, list[Data]] = {}
     for system, runs in systems.items():
         aligned[system] = []
         for run in runs:
-            prediction: Data = align(reference, run, settings.missing, python)  # type: ignore[type-var]
+            prediction: Data = align(reference, run, settings.missing, python, ids_checked)  # type: ignore[type-var]
             if reference.ids is None and files:
-                notes.notes += (f"{system}: rows aligned with the reference by position: neither file has sample ids",)
-            if isinstance(prediction, LabelMatrix):
+                counted.notes += (f"{system}: rows aligned with the reference by position: neither file has sample ids",)
+            if isinstance(prediction, LabelMatrix) and not len(prediction):
+                pass  # nothing to check: a partition without samples (a stream's past the reference's end)
+            elif isinstance(prediction, LabelMatrix):
                 if axes.ranks_only:
                     prediction = prediction.check_scores()
                 else:
                     prediction, clipped = prediction.check_memberships(clip=settings.clip, python=python)
                     if clipped:
-                        notes.clipped[system] = notes.clipped.get(system, 0) + clipped
+                        counted.clipped[system] = counted.clipped.get(system, 0) + clipped
             else:
                 assert isinstance(reference, ItemSets), "item sets are aligned with item sets"
-                unit = time_unit_note(reference, prediction, system)
-                if unit:
-                    notes.notes += (unit,)
+                latest = latest_time(prediction)
+                if latest is not None:
+                    counted.latest[system] = max(counted.latest.get(system, latest), latest)
                 for step in job.steps:
                     check_items(step.axes, reference, prediction, system)
             aligned[system].append(prediction)
-    matched = None
-    if weights is not None:
-        matched = matched_weights(weights, reference)
-        notes.weight = float(matched.sum())
-    notes.classes = reference.classes
-    return Partition(reference, aligned, matched), notes
+    if isinstance(reference, ItemSets) and (latest := latest_time(reference)) is not None:
+        counted.latest[""] = latest
+    matched = None if weights is None else matched_weights(weights, reference)
+    counted.classes = reference.classes
+    return Partition(reference, aligned, matched), counted
 
 
 # ----------------------------------------------------------------------------------------- reduce
@@ -176,28 +183,28 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
         tally.swept = frozenset(sweep.samples) & frozenset(reference.ids)
     ref_rows = engine_rows(reference)
     for index, step in enumerate(job.steps):
-        keyed: list[tuple[str, int]] = [(s, r) for s, runs in partition.systems.items() for r in range(len(runs))]
-        predictions = [engine_rows(_offset(job, partition.systems[s][r], step)) for s, r in keyed]
-        single = [i for i, (s, _) in enumerate(keyed) if job.runs[s] == 1]
+        runs: list[tuple[str, int]] = [(s, r) for s, given in partition.systems.items() for r in range(len(given))]
+        predictions = [engine_rows(_offset(job, partition.systems[s][r], step)) for s, r in runs]
+        single = [i for i, (s, _) in enumerate(runs) if job.runs[s] == 1]
         planned: list[tuple[dict[Any, Replicates], Any, Draw]] = []  # into, key, draw
         if statistics is not None and statistics.bootstrap is not None:
             for i in single:
-                planned.append((tally.intervals, (index, *keyed[i]), Draw(((i, draws.interval),))))
+                planned.append((tally.intervals, (index, *runs[i]), Draw(((i, draws.interval),))))
                 if statistics.bootstrap.method == "bca":
-                    planned.append((tally.jackknife, (index, *keyed[i]), Draw(((i, draws.jackknife),))))
+                    planned.append((tally.jackknife, (index, *runs[i]), Draw(((i, draws.jackknife),))))
         if statistics is not None and statistics.test is not None:
             for i in single:
-                planned.append((tally.tests, (index, *keyed[i]), Draw(((i, draws.test),))))
+                planned.append((tally.tests, (index, *runs[i]), Draw(((i, draws.test),))))
             if statistics.test.method == "permutation":
-                base = next((i for i in single if keyed[i][0] == statistics.test.baseline), None)
+                base = next((i for i in single if runs[i][0] == statistics.test.baseline), None)
                 for i in single:
                     if base is not None and i != base:
                         masks, unmasked = draws.masks
-                        pair = (index, keyed[i][0])
+                        pair = (index, runs[i][0])
                         planned.append((tally.as_baseline, pair, Draw(((base, unmasked), (i, masks)))))
                         planned.append((tally.as_system, pair, Draw(((base, masks), (i, unmasked)))))
         sums, replicates = reduce(step.axes, ref_rows, predictions, partition.weights, [d for *_, d in planned], progress)
-        for (system, run), total in zip(keyed, sums):
+        for (system, run), total in zip(runs, sums):
             tally.sums[index, system, run] = total
         for (into, key, _), reduced in zip(planned, replicates):
             into[key] = reduced
@@ -311,7 +318,7 @@ class _Draws:
         return counts, None if masks is None else (_Drawn(masks), _Drawn(~masks))  # bool: a byte a draw
 
     def _check_whole(self, what: str) -> None:
-        assert self.whole, f"{what} draw over all the samples; the plan takes them only in memory"
+        assert self.whole, f"{what} draw over all the samples; the settings key a partitioned run's draws"
 
 
 def engine_rows(data: Data) -> Any:
@@ -368,9 +375,18 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
         out.note(note)
     for system, count in tally.clipped.items():
         out.note(f"{system}: {count} prediction value(s) outside [0, 1] were clipped (clip: true)")
+    for system in job.runs:
+        unit = time_unit_note(tally.latest.get(""), tally.latest.get(system), system)
+        if unit:
+            out.note(unit)
     if job.weights_where is not None:
         if not tally.weight:
             raise none_counts(job.weights_where)
+        if tally.weight > MAX_TOTAL:
+            raise DataError(
+                f"{job.weights_where}: the weights add up to {tally.weight:.3g}, more than evalkit's sums can hold "
+                f"({MAX_TOTAL:.3g}); scale them down (only their ratios matter)"
+            )
         out.note(f"samples weighted by {job.weights_where}: {tally.weight:g} in all for {tally.samples} samples")
     classes = tally.classes
     level = statistics.level if statistics else 0.95

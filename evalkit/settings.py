@@ -45,11 +45,6 @@ class Statistics:
     test: Test | None
     agreement: bool
 
-    @property
-    def keyed(self) -> bool:
-        """Whether every draw is keyed by sample id, so any engine and split can reduce it."""
-        return (self.bootstrap is None or self.bootstrap.keyed) and (self.test is None or self.test.keyed)
-
 
 @dataclass(frozen=True)
 class Engine:

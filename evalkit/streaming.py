@@ -1,7 +1,7 @@
 """Streamed runs (``data: {stream: true}``): the reference and every system are read a chunk of
 rows at a time, side by side, and each chunk is prepared and reduced as any partition is
-(:mod:`evalkit.reduction`), so memory does not grow with the data (for set metrics, and data
-metrics whose state is a sum).
+(:mod:`evalkit.reduction`), so memory does not grow with the data (for files whose loader can
+stream them; others are read whole, then reduced a chunk at a time).
 
 Rows are matched as they stream, so every file must list its samples sorted by id (strictly
 increasing text order, so that a repeated id shows as it streams, in memory that does not grow):
@@ -39,7 +39,7 @@ def chunks_of(
     """The source's rows (samples) ``start`` to ``stop`` (to its end by default) as matrices (or
     item sets) of exactly ``rows`` rows (the last one shorter), with the classes
     ``data.classes`` names or selects, as in memory."""
-    selected = plan.job.settings.classes
+    selected = None if source.role == "weights" else plan.job.settings.classes  # weights: one value column
     for chunk in _until(_chunks(plan, source, rows, start), rows, None if stop is None else stop - start):
         if isinstance(chunk, LabelMatrix):
             if selected is None and source.loader is not None:
@@ -111,7 +111,7 @@ def check_sorted(chunk: Data, previous: str | None, offset: int) -> str | None:
     before); returns the chunk's last id."""
     if chunk.ids is None or not chunk.ids:
         return previous
-    ids = np.array(([previous] if previous is not None else []) + list(chunk.ids))
+    ids = np.array(([previous] if previous is not None else []) + list(chunk.ids), dtype=object)  # str order
     wrong = np.flatnonzero(ids[1:] <= ids[:-1])
     if wrong.size:
         at = int(wrong[0]) + 1
@@ -128,13 +128,14 @@ def out_of_order(source: str, row: int, sample: str, previous: str) -> DataError
 
 
 class _Window:
-    """A file read in order beside the reference: its rows up to a reference chunk's last id (or,
-    without ids, as many rows as the chunk has), its order checked as they come."""
+    """A file read in order beside the reference: its rows up to a reference chunk's last id
+    (or, where the data has no ids, as many rows as the chunk has), its order checked as they
+    come, the chunks read joined once per hand-over."""
 
     def __init__(self, plan: Plan, source: Source, start: int, stop: int | None) -> None:
         self.chunks = chunks_of(plan, source, start=start, stop=stop)
         self.where = source.where
-        self.waiting: Data | None = None
+        self.waiting: list[Data] = []  # read, not yet handed over
         self.last: str | None = None
         self.offset = start  # rows read so far, from the file's first
 
@@ -144,34 +145,39 @@ class _Window:
             return False
         self.last = check_sorted(chunk, self.last, self.offset)
         self.offset += len(chunk)
-        self.waiting = chunk if self.waiting is None or not len(self.waiting) else joined([self.waiting, chunk])
+        if len(chunk):
+            self.waiting.append(chunk)
         return True
 
-    def _waiting(self) -> Data:
-        assert self.waiting is not None, "rows were read"
-        return self.waiting
-
-    def upto(self, reference: Data, final: bool) -> Data:
-        """The rows that belong with this reference chunk: by id, those up to its last id (all
-        that are left after the ``final`` chunk); by position (either side without ids), as many
-        as it has."""
-        while self.waiting is None and self._more():
+    def ahead(self) -> tuple[bool, str | None]:
+        """Whether rows are left, and the last id of those read (None without ids)."""
+        while not self.waiting and self._more():
             pass
-        waiting = self.waiting
-        if waiting is None:
-            raise DataError(f"{self.where}: has no rows where the reference {reference.source} has some")
-        if reference.ids is not None and waiting.ids is not None:
-            last = reference.ids[-1]
-            while (final or not waiting.ids or waiting.ids[-1] <= last) and self._more():
-                waiting = self._waiting()
-            ids = np.array(waiting.ids, dtype=object)
-            cut = len(waiting) if final else int(np.searchsorted(ids, np.array(last, dtype=object), side="right"))
+        if not self.waiting:
+            return False, None
+        ids = self.waiting[-1].ids
+        return True, ids[-1] if ids else None
+
+    def upto(self, bound: str | None, count: int, like: Data) -> Data:
+        """The rows with ids up to ``bound``; without ids (``bound`` None, or a file that has
+        none, which aligning refuses), the next ``count`` rows. None left: an empty part of
+        ``like`` (the reference's classes)."""
+        left, last = self.ahead()
+        if not left:
+            return replace(like[:0], source=self.where)
+        if bound is not None and last is not None:
+            while self.waiting[-1].ids[-1] <= bound and self._more():  # type: ignore[index]
+                pass
+            together = joined(self.waiting)
+            cut = int(np.searchsorted(np.array(together.ids, dtype=object), np.array(bound, dtype=object), side="right"))
         else:
-            while len(waiting) < len(reference) and self._more():
-                waiting = self._waiting()
-            cut = min(len(reference), len(waiting))
-        self.waiting = waiting[cut:]
-        return waiting[:cut]
+            while sum(len(chunk) for chunk in self.waiting) < count and self._more():
+                pass
+            together = joined(self.waiting)
+            cut = min(count, len(together))
+        rest = together[cut:]
+        self.waiting = [rest] if len(rest) else []
+        return together[:cut]
 
 
 @dataclass
@@ -185,7 +191,6 @@ class Partial:
     first: str | None = None
     last: str | None = None
     source: str = ""
-    by_position: bool = False  # neither side has ids
 
     def __add__(self, later: Partial) -> Partial:
         """The rows of this range and of the range just after it."""
@@ -198,41 +203,48 @@ class Partial:
 
 def reduce_rows(plan: Plan, start: int = 0, stop: int | None = None, progress: Progress | None = None) -> Partial:
     """Rows ``start`` to ``stop`` (the end by default) of the reference, with the rows of every
-    other file that belong with them, read side by side a chunk at a time and reduced."""
+    other file that belong with them, read side by side a chunk at a time and reduced; after
+    the reference's last row, the other files' rows left (ids the reference lacks), a chunk at a
+    time."""
     job = plan.job
     windows = {(name, run): _Window(plan, source, start, stop)
                for name, runs in plan.systems.items() for run, source in enumerate(runs)}
     weights = None if plan.weights is None else _Window(plan, plan.weights, start, stop)
     partial = Partial(start)
-    offset = start
-    chunks = chunks_of(plan, plan.reference, start=start, stop=stop)
-    reference = next(chunks, None)
-    while reference is not None:
-        following = next(chunks, None)
-        final = following is None and stop is None
-        partial.last = check_sorted(reference, partial.last, offset)
-        if not partial.rows:
-            partial.first, partial.source = (reference.ids or (None,))[0], reference.source
-            partial.by_position = reference.ids is None
-        systems = {name: [windows[name, run].upto(reference, final) for run in range(len(runs))]
+
+    def reduced(reference: Data, bound: str | None) -> None:
+        systems = {name: [windows[name, run].upto(bound, len(reference), reference) for run in range(len(runs))]
                    for name, runs in plan.systems.items()}
-        if reference.ids is None:
-            for runs in systems.values():
-                for rows in runs:
-                    _check_length(reference, rows, offset)
-        matched = None if weights is None else weights.upto(reference, final)
+        matched = None if weights is None else weights.upto(bound, len(reference), reference)
         assert matched is None or isinstance(matched, LabelMatrix), "weights are a matrix"
-        part, notes = prepare(job, reference, systems, matched)
-        part.first_row = offset
-        partial.tally = partial.tally + notes + reduce_partition(job, part)
-        offset += len(reference)
+        if bound is None:
+            for rows in [*(run for runs in systems.values() for run in runs), *([matched] if matched else [])]:
+                _check_length(reference, rows, start + partial.rows)
+        part, counted = prepare(job, reference, systems, matched, files=plan.from_files, ids_checked=True)
+        part.first_row = start + partial.rows
+        partial.tally = partial.tally + counted + reduce_partition(job, part)
+
+    like = None
+    for reference in chunks_of(plan, plan.reference, start=start, stop=stop):
+        partial.last = check_sorted(reference, partial.last, start + partial.rows)
+        if like is None:
+            partial.first, partial.source, like = (reference.ids or (None,))[0], reference.source, reference[:0]
+        reduced(reference, reference.ids[-1] if reference.ids else None)
         partial.rows += len(reference)
         if progress:
             progress.advance(len(reference))
-        reference = following
-    for window in [*windows.values(), *([weights] if weights is not None else [])]:
-        if (window.waiting is not None and len(window.waiting)) or window._more():
-            raise DataError(f"{window.where}: has more rows than the reference ({offset:,})")
+    others = [*windows.values(), *([weights] if weights is not None else [])]
+    while stop is None and like is not None and like.ids is not None:  # ids only other files list
+        ahead = [last for left, last in (window.ahead() for window in others) if left and last is not None]
+        if not ahead:
+            break
+        reduced(like, min(ahead))
+    for window in others:
+        if window.ahead()[0]:
+            raise DataError(
+                f"{window.where}: has more rows than the reference {partial.source or plan.reference.where} "
+                f"({start + partial.rows:,}); rows without ids are matched by position, so every file needs as many"
+            )
     return partial
 
 
@@ -240,8 +252,8 @@ def _check_length(reference: Data, rows: Data, offset: int) -> None:
     """Files matched by position hold the same number of rows."""
     if len(rows) < len(reference):
         raise DataError(
-            f"{rows.source} ends at row {offset + len(rows)}, before the other side ({reference.source}); a streamed "
-            "run needs the same samples on both sides"
+            f"{rows.source} ends at row {offset + len(rows)}, before the other side ({reference.source}); rows "
+            "without ids are matched by position, so every file needs as many"
         )
 
 

@@ -37,9 +37,9 @@ def latest_time(data: ItemSets) -> float | None:
         return None
 
 
-def time_unit_note(reference: ItemSets, prediction: ItemSets, system: str) -> str | None:
-    """A note when ``system``'s event times look like another unit than the reference's."""
-    ref, pred = latest_time(reference), latest_time(prediction)
+def time_unit_note(ref: float | None, pred: float | None, system: str) -> str | None:
+    """A note when ``system``'s event times look like another unit than the reference's, from
+    the latest event end of each (:func:`latest_time`, over all the data)."""
     if ref is None or pred is None or ref <= 0 or pred <= 0:
         return None
     if pred > UNIT_RATIO * ref:

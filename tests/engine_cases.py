@@ -60,6 +60,16 @@ def agreement(name: str) -> Config:
     return config
 
 
+def score_files(folder: Path) -> Config:
+    """desed's score folders (files named by their audio file's stem) against its event list,
+    with samples only a system lists empty in the reference, and Poisson intervals; without
+    PSDS, whose state keeps every score (a streamed or Dask run refuses it)."""
+    config = with_poisson("desed")
+    config["metrics"] = [m for m in config["metrics"] if not (isinstance(m, dict) and m["name"] == "psds")]
+    config["data"]["missing"] = "empty"
+    return config
+
+
 def weighted(folder: Path) -> Config:
     """quickstart with Poisson intervals and a weights file (an id column and a weight per
     sample, seeded, some 0) in the reference's order."""
@@ -100,6 +110,7 @@ CASES = {
     "events": Case(lambda folder: with_poisson("events")),
     "sound_events": Case(lambda folder: with_poisson("sound_events")),
     "sweep": Case(lambda folder: with_poisson("figure1")),
+    "score_files": Case(score_files),
     "weights": Case(weighted),
     "runs": Case(several_runs),
     "agreement": Case(lambda folder: agreement("tnorms"), ("rows", "agreement")),
@@ -136,6 +147,8 @@ def reordered(config: Config, folder: Path, order: Order) -> Config:
     def source(value: Any) -> Any:
         if isinstance(value, str):
             path = CONFIGS / value  # an absolute path stays itself
+            if path.is_dir():  # a folder of a file per sample (score files): no order to change
+                return str(path)
             if path not in written:
                 written[path] = str(rewritten(path, folder / f"{len(written)}_{path.name}", order))
             return written[path]

@@ -1,0 +1,119 @@
+"""The one reduction at its edges: partitions of one row, samples only a system lists, weights,
+notes that must not depend on how the data is split, and batches that are not whole samples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalkit
+from evalkit.errors import DataError
+from evalkit.table import CHUNK_ROWS
+
+
+def frame(values: np.ndarray, ids: list[str], columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(values, columns=columns, index=pd.Index(ids, name="id"))
+
+
+def numbers(results) -> dict:
+    return {(r.system, r.averaging, r.metric): (r.value, r.ci_low, r.ci_high) for r in results.rows}
+
+
+def assert_same(got, want) -> None:
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        # Chunk sums added in another order differ in the last bits.
+        assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-15, nan_ok=True), key
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A reference and a system of one chunk and one row, with ids, as CSV."""
+    rng = np.random.default_rng(5)
+    n = CHUNK_ROWS + 1
+    ids = [f"s{i:06d}" for i in range(n)]
+    frame((rng.random((n, 3)) > 0.6).astype(float), ids, list("abc")).to_csv(tmp_path / "ref.csv")
+    frame(rng.random((n, 3)).round(3), ids, list("abc")).to_csv(tmp_path / "sys.csv")
+    return tmp_path, ids
+
+
+def test_poisson_intervals_of_a_data_metric_with_a_chunk_of_one_row(files):
+    """A replicate that draws none of a partition's rows gives that partition no data-metric
+    state; it adds up as nothing (it was a TypeError)."""
+    folder, _ = files
+    config = {"name": "r", "data": {"reference": str(folder / "ref.csv"), "systems": {"s": str(folder / "sys.csv")}},
+              "metrics": ["f1", "kld"], "statistics": {"bootstrap": {"method": "poisson", "resamples": 50}}}
+    streamed = evalkit.run({**config, "data": {**config["data"], "stream": True}})
+    assert_same(numbers(streamed), numbers(evalkit.run(config)))
+
+
+def test_samples_only_a_system_lists_count_once_and_weights_once(files):
+    """missing: empty with ids only the system lists: the same numbers and the same weight total
+    in memory and streamed (the total was counted twice)."""
+    folder, ids = files
+    rng = np.random.default_rng(6)
+    extra = [f"t{i:03d}" for i in range(100)]  # after every reference id in text order
+    system = pd.read_csv(folder / "sys.csv", index_col="id")
+    pd.concat([system, frame(rng.random((100, 3)), extra, list("abc"))]).to_csv(folder / "more.csv")
+    frame(np.ones((len(ids) + 100, 1)), ids + extra, ["weight"]).to_csv(folder / "w.csv")
+    config = {"name": "r", "data": {"reference": str(folder / "ref.csv"), "systems": {"s": str(folder / "more.csv")},
+                                    "missing": "empty", "weights": str(folder / "w.csv")}}
+    memory = evalkit.run(config)
+    streamed = evalkit.run({**config, "data": {**config["data"], "stream": True}})
+    assert_same(numbers(streamed), numbers(memory))
+    total = f"{len(ids) + 100:g} in all for {len(ids) + 100} samples"
+    assert [n for n in memory.notes if "weighted" in n] == [n for n in streamed.notes if "weighted" in n]
+    assert any(total in n for n in memory.notes), memory.notes
+
+
+def test_the_time_unit_note_is_decided_on_all_the_data(tmp_path):
+    """Whether a system's times look like another unit is decided from the latest event end of
+    all the data, not chunk by chunk: a late event in a chunk whose reference events end early
+    is no note when the reference has late events elsewhere."""
+    n = CHUNK_ROWS + 10
+    names = [f"f{i:06d}.wav" for i in range(n)]
+    ref_end = ["1.0"] * n
+    ref_end[-1] = "400.0"  # the reference's latest event is in the last chunk
+    (tmp_path / "ref.tsv").write_text("".join(f"{f}\t0.0\t{e}\tdog\n" for f, e in zip(names, ref_end)))
+    sys_end = ["1.0"] * n
+    sys_end[7] = "250.0"  # in the first chunk, whose reference events all end at 1
+    (tmp_path / "sys.tsv").write_text("".join(f"{f}\t0.0\t{e}\tdog\n" for f, e in zip(names, sys_end)))
+    config = {"name": "t", "data": {"reference": str(tmp_path / "ref.tsv"), "systems": {"s": str(tmp_path / "sys.tsv")}},
+              "representation": {"name": "segments", "resolution": 1.0}}
+    memory = evalkit.run(config)
+    streamed = evalkit.run({**config, "data": {**config["data"], "stream": True}})
+    assert not [n for n in memory.notes if "another unit" in n]
+    assert not [n for n in streamed.notes if "another unit" in n]
+
+
+def test_an_empty_system_file_is_all_empty_predictions_streamed_as_in_memory(files):
+    folder, _ = files
+    (folder / "none.csv").write_text("id,a,b,c\n")
+    config = {"name": "r", "data": {"reference": str(folder / "ref.csv"), "systems": {"s": str(folder / "none.csv")},
+                                    "missing": "empty"}}
+    assert_same(numbers(evalkit.run({**config, "data": {**config["data"], "stream": True}})), numbers(evalkit.run(config)))
+
+
+def test_weights_are_not_a_selection_of_classes(files):
+    """`data.classes` selects the classes of the reference and systems, not of the weights file
+    (its one column was looked up as a class)."""
+    folder, ids = files
+    frame(np.full((len(ids), 1), 2.0), ids, ["weight"]).to_csv(folder / "w.csv")
+    config = {"name": "r", "data": {"reference": str(folder / "ref.csv"), "systems": {"s": str(folder / "sys.csv")},
+                                    "classes": ["a", "b"], "weights": str(folder / "w.csv")}}
+    memory = evalkit.run(config)
+    assert_same(numbers(evalkit.run({**config, "data": {**config["data"], "stream": True}})), numbers(memory))
+    unweighted = evalkit.run({**config, "data": {k: v for k, v in config["data"].items() if k != "weights"}})
+    assert_same(numbers(memory), numbers(unweighted))  # every weight 2: the same ratios
+
+
+def test_an_evaluator_batch_refuses_ids_only_its_prediction_has():
+    """A user's batch holds no promise that a sample's rows are all in it, so an id only the
+    prediction lists is an error, as it was, under missing="empty" too (it was counted as an
+    empty reference sample, and again when its reference row came in a later batch)."""
+    evaluator = evalkit.Evaluator(missing="empty")
+    reference = pd.DataFrame({"a": [1.0, 0.0]}, index=["x", "y"])
+    prediction = pd.DataFrame({"a": [1.0, 0.0, 1.0]}, index=["x", "y", "z"])
+    with pytest.raises(DataError, match="prediction: 1 id\\(s\\) not in the reference: 'z'"):
+        evaluator.update(reference, prediction)
