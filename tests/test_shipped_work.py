@@ -1,0 +1,192 @@
+"""What a Dask worker receives of a plan: its :class:`~evalkit.plan.Work` (issue 24 item 3).
+
+The work pickles without the registry, the loaded config or any callable; its components (the
+axes' at every sweep value, and the sources' loaders) travel as their specs and are made again
+in the process that unpickles it, from that process's registry, giving the same components and
+the same numbers. A component that process's plugins do not provide is one error naming the
+component and the process."""
+
+from __future__ import annotations
+
+import io
+import math
+import pickle
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import yaml
+from pydantic import BaseModel
+
+from evalkit.api import plan
+from evalkit.axes import Component, rebuilt
+from evalkit.config import LoadedConfig
+from evalkit.contracts import Guarded, unwrap
+from evalkit.discovery import build_registry, make_plugin_manager
+from evalkit.plan import Plan, Work
+from evalkit.plugin import BaseComponent, hookimpl
+from evalkit.reduction import prepare, reduce_partition, scored
+from evalkit.registry import Registry
+from evalkit.results import Row
+from evalkit.streaming import chunks_of, joined
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def bundled(name: str) -> dict:
+    config = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text(encoding="utf-8"))
+    config.pop("report", None)
+    return config
+
+
+def swept() -> dict:
+    """Quickstart with a sweep of a component parameter: each value's T-norm is made from the
+    spec with that value, under the label written without it."""
+    return {**bundled("quickstart"), "tnorm": ["minimum", {"name": "hamacher", "p": 0.5}],
+            "sweep": {"vary": "tnorm.p", "values": [0.0, 1.0, 2.5]}}
+
+
+#: quickstart (files, a loader), figure1 (an offset sweep, inline data), a parameter sweep, and
+#: an ontology similarity whose file is named relative to the config's folder.
+RUNS = {"quickstart": lambda: bundled("quickstart"), "figure1": lambda: bundled("figure1"), "swept": swept,
+        "ontology_labels": lambda: bundled("ontology_labels")}
+
+
+def planned(name: str, monkeypatch: pytest.MonkeyPatch) -> Plan:
+    monkeypatch.chdir(CONFIGS)  # the configs' data paths are relative to it
+    return plan(RUNS[name](), writes=False)
+
+
+def components(work: Work) -> list[Component]:
+    """Every component of a work: each sweep value's axes, then the sources' loaders."""
+    axes = [step.axes for step in work.job.steps]
+    found = [c for a in axes for c in (*a.representations, *a.tnorms, *a.similarities, *a.averagings, *a.metrics)]
+    return found + [s.reader for s in [*work.sources(), work.weights] if s is not None and s.reader is not None]
+
+
+def made(component: Component) -> tuple:
+    """How a component was made, and what was made: its recipe, the plugin's class and parameters."""
+    target = unwrap(component.obj)
+    return (component.kind, component.label, component.spec, component.base, type(target).__qualname__,
+            target.params.model_dump() if isinstance(target.params, BaseModel) else None)
+
+
+def reduced(work: Work) -> list[Row]:
+    """The rows of a work's data read through its loaders, whole, and reduced as one partition."""
+    def read(source):
+        return joined(list(chunks_of(work, source)))
+
+    systems = {name: [read(source) for source in runs] for name, runs in work.systems.items()}
+    partition, notes = prepare(work.job, read(work.reference), systems, None if work.weights is None else read(work.weights))
+    return scored(work.job, notes + reduce_partition(work.job, partition), work.reference.where).rows
+
+
+class Refusing(pickle.Pickler):
+    """A pickler that fails on what must not travel, and counts the components it sends as recipes."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self.recipes = 0
+
+    def persistent_id(self, obj: object) -> None:
+        if isinstance(obj, (Registry, LoadedConfig, Plan, Guarded, BaseModel)):
+            raise AssertionError(f"a {type(obj).__name__} would travel: {obj!r:.200}")
+        if obj is rebuilt:
+            self.recipes += 1
+        elif isinstance(obj, (types.FunctionType, types.MethodType)):
+            raise AssertionError(f"a callable would travel: {obj!r}")
+        return None
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_work_travels_without_registry_config_or_callable(monkeypatch, name):
+    work = planned(name, monkeypatch).work
+    pickler = Refusing(io.BytesIO())
+    pickler.dump(work)
+    # Each distinct component is sent once as a recipe (pickle sends a repeated object by reference).
+    assert pickler.recipes == len({id(c) for c in components(work)})
+    assert pickler.recipes > 0
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_unpickled_components_are_made_again_as_the_plan_made_them(monkeypatch, name):
+    work = planned(name, monkeypatch).work
+    again = pickle.loads(pickle.dumps(work))
+    assert [made(c) for c in components(again)] == [made(c) for c in components(work)]
+    assert components(again) == components(work)
+    assert all(a.obj is not b.obj for a, b in zip(components(again), components(work)))
+
+
+def test_a_swept_component_travels_with_its_sweep_value(monkeypatch):
+    """Each sweep value's hamacher is made from the spec with that value; its label is as written."""
+    work = pickle.loads(pickle.dumps(planned("swept", monkeypatch).work))
+    hamachers = [step.axes.tnorms[1] for step in work.job.steps]
+    assert [unwrap(h.obj).params.p for h in hamachers] == [step.value for step in work.job.steps] == [0.0, 1.0, 2.5]
+    assert {h.label for h in hamachers} == {"hamacher"}
+
+
+#: Run in a fresh interpreter: the work pickled on stdin, unpickled there (every component made
+#: again by that process's registry), reduced; its rows and components' making back on stdout.
+FRESH = """
+import pickle, sys
+sys.path.insert(0, sys.argv[1])
+from test_shipped_work import components, made, reduced
+work = pickle.load(sys.stdin.buffer)
+pickle.dump(([made(c) for c in components(work)], reduced(work)), sys.stdout.buffer)
+"""
+
+
+def fresh(work: Work, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", FRESH, str(Path(__file__).parent)], input=pickle.dumps(work),
+                          capture_output=True, cwd=cwd, timeout=120)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RUNS)
+def test_a_fresh_process_makes_the_same_components_and_numbers(monkeypatch, tmp_path, name):
+    work = planned(name, monkeypatch).work
+    done = fresh(work, tmp_path)  # another working folder: relative paths resolve against the recipe's base
+    assert done.returncode == 0, done.stderr.decode()
+    making, rows = pickle.loads(done.stdout)
+    assert making == [made(c) for c in components(work)]
+    expected = reduced(work)
+    assert [(r.system, r.measure, r.sweep_value) for r in rows] == [(r.system, r.measure, r.sweep_value) for r in expected]
+    for got, want in zip(rows, expected):
+        # The same code on the same data, but in another process: its BLAS may block a matrix
+        # product for another thread count, so the last bits may differ.
+        assert got.value == pytest.approx(want.value, rel=1e-12, abs=1e-15) or (math.isnan(got.value) and math.isnan(want.value))
+
+
+class Gentle(BaseComponent):
+    """The product T-norm under a name no installed plugin has: only this test's registry has it."""
+
+    name = "gentle"
+
+    def __call__(self, a, b):
+        return a * b
+
+
+class GentlePlugin:
+    @hookimpl
+    def evalkit_register_tnorms(self, register):
+        register(Gentle)
+
+
+def with_gentle(monkeypatch: pytest.MonkeyPatch, **engine) -> Plan:
+    monkeypatch.chdir(CONFIGS)
+    registry = build_registry(*make_plugin_manager(extra={"evalkit-gentle:gentle": GentlePlugin()}))
+    config = {**bundled("quickstart"), "tnorm": ["minimum", "gentle"], **({"engine": engine} if engine else {})}
+    return plan(config, registry=registry, writes=False)
+
+
+GENTLE = "tnorm 'gentle' (from evalkit-gentle, plugin evalkit-gentle:gentle) is not installed on "
+
+
+@pytest.mark.slow
+def test_a_component_the_process_has_no_plugin_for_is_one_error_naming_it(monkeypatch, tmp_path):
+    done = fresh(with_gentle(monkeypatch).work, tmp_path)
+    message = done.stderr.decode().strip().splitlines()[-1]
+    assert message.startswith(f"evalkit.errors.EngineError: {GENTLE}process ")
+    assert message.endswith("install the distribution that provides it there, as where the run was planned")
