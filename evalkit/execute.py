@@ -34,9 +34,9 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
                 if settings.engine.name == "dask":
                     from evalkit.dask_engine import dask_tally  # Dask is imported only for a Dask run
 
-                    tally, how = dask_tally(plan, progress)
+                    tally, how = dask_tally(plan.work, progress)
                 else:
-                    tally, how = stream_tally(plan, progress)
+                    tally, how = stream_tally(plan.work, progress)
             files = [d for future in described if (d := future.result()) is not None]
         out = scored(plan.job, tally, plan.reference.where)
         out.notes.append(how)

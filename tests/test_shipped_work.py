@@ -4,7 +4,7 @@ The work pickles without the registry, the loaded config or any callable; its co
 axes' at every sweep value, and the sources' loaders) travel as their specs and are made again
 in the process that unpickles it, from that process's registry, giving the same components and
 the same numbers. A component that process's plugins do not provide is one error naming the
-component and the process."""
+component and the process (on Dask: the worker)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from distributed import LocalCluster
+from engine_cases import reference_rows
 from pydantic import BaseModel
 
+import evalkit
 from evalkit.api import plan
 from evalkit.axes import Component, rebuilt
 from evalkit.config import LoadedConfig
 from evalkit.contracts import Guarded, unwrap
 from evalkit.discovery import build_registry, make_plugin_manager
+from evalkit.errors import EngineError
 from evalkit.plan import Plan, Work
 from evalkit.plugin import BaseComponent, hookimpl
 from evalkit.reduction import prepare, reduce_partition, scored
@@ -190,3 +194,41 @@ def test_a_component_the_process_has_no_plugin_for_is_one_error_naming_it(monkey
     message = done.stderr.decode().strip().splitlines()[-1]
     assert message.startswith(f"evalkit.errors.EngineError: {GENTLE}process ")
     assert message.endswith("install the distribution that provides it there, as where the run was planned")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as local:
+        yield local.scheduler_address
+
+
+@pytest.mark.slow
+def test_a_worker_without_the_plugin_is_one_error_naming_the_component_and_the_worker(cluster, monkeypatch):
+    """The LocalCluster's workers load the installed plugins only; the scheduler (in this process,
+    which has no gentle either) never makes a component: it would fail otherwise, not name a worker."""
+    with pytest.raises(EngineError, match=f"^{GENTLE}".replace("(", r"\(").replace(")", r"\)")
+                       + r"the Dask worker tcp://127\.0\.0\.1:\d+ \(host .+\): install the distribution"):
+        evalkit.api.results_of(with_gentle(monkeypatch, name="dask", address=cluster))
+
+
+def numbers(results: evalkit.Results) -> dict:
+    return {(r.system, r.measure, r.sweep_value): (r.value, r.ci_low, r.ci_high) for r in results.rows}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["quickstart", "figure1"])
+def test_a_dask_run_with_the_shipped_work_gives_the_in_memory_numbers(cluster, monkeypatch, name, capsys):
+    monkeypatch.chdir(CONFIGS)
+    config = bundled(name)
+    shipped = len(pickle.dumps(plan(config, writes=False).work, pickle.HIGHEST_PROTOCOL))
+    with capsys.disabled():
+        print(f"\n{name}: the work shipped to the workers pickles to {shipped:,} bytes")
+    assert shipped < 20_000
+    local = numbers(evalkit.run(config))
+    engine = {"name": "dask", "address": cluster, "partition_rows": max(1, reference_rows(config) // 3)}  # 3 blocks
+    dask = numbers(evalkit.run({**config, "engine": engine}))
+    assert dask.keys() == local.keys()
+    for key, want in local.items():
+        # The groups add up in a tree, in another order than the whole sum in memory.
+        for got, expected in zip(dask[key], want):
+            assert (got is None and expected is None) or got == pytest.approx(expected, rel=1e-12, abs=1e-15), key
