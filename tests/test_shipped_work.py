@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import pickle
+import re
 import subprocess
 import sys
 import types
@@ -129,6 +131,23 @@ def test_a_swept_component_travels_with_its_sweep_value(monkeypatch):
     hamachers = [step.axes.tnorms[1] for step in work.job.steps]
     assert [unwrap(h.obj).params.p for h in hamachers] == [step.value for step in work.job.steps] == [0.0, 1.0, 2.5]
     assert {h.label for h in hamachers} == {"hamacher"}
+
+
+def test_a_component_that_cannot_be_made_where_it_lands_is_one_error_naming_it(monkeypatch, tmp_path):
+    """The ontology file is gone where the work is unpickled (a worker without the shared folder)."""
+    ontology = tmp_path / "data" / "audioset" / "ontology.json"
+    ontology.parent.mkdir(parents=True)
+    ontology.write_bytes((CONFIGS / "data" / "audioset" / "ontology.json").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    shipped = pickle.dumps(plan(bundled("ontology_labels"), writes=False).work)
+    ontology.unlink()
+    with pytest.raises(EngineError, match=(
+        r"^similarity 'ontology\(ontology=data/audioset/ontology.json, function=exponential, scale=1.0\)' \(from evalkit, "
+        rf"plugin evalkit:ontology\) cannot be made again on process {os.getpid()} \(host .+\) "
+        rf"\(.*{re.escape(str(ontology))}.*\); "
+        "install the same version of its distribution there, with the files it reads, as where the run was planned$"
+    )):
+        pickle.loads(shipped)
 
 
 #: Run in a fresh interpreter: the work pickled on stdin, unpickled there (every component made
