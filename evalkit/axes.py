@@ -8,28 +8,45 @@ exist; :mod:`evalkit.plan` builds it (and checks it) before any data is read.
 from __future__ import annotations
 
 import functools
+import os
+import socket
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from evalkit.contracts import who
-from evalkit.errors import ConfigError
+from evalkit.discovery import default_registry
+from evalkit.errors import ConfigError, EngineError, EvalkitError, UnknownComponentError
 from evalkit.protocols import DataMetric, SetMetric, optional
 from evalkit.registry import Registry, label_of
 
 
 @dataclass(frozen=True)
 class Component:
-    """A component instance (as the registry hands it out: guarded) with its display label."""
+    """A component instance (as the registry hands it out: guarded) with its display label, and
+    how it was made: its kind, its spec as written, the folder its relative paths start from.
+
+    It travels (pickles) as that recipe, never as the plugin's object, and is made again where it
+    lands from that process's own registry (:func:`rebuilt`): a Dask worker gets specs, not
+    objects that hold files, models or the client's plugins. Two components are equal when they
+    were made the same way."""
 
     label: str
-    obj: Any
-    spec: Any = field(default=None, compare=False)  # as written in the config
+    obj: Any = field(compare=False)
+    spec: Any = None  # as written in the config (a swept component: with the sweep's value)
+    kind: str = ""
+    base: Path | None = None  # what the registry resolved relative paths against
 
     @property
     def who(self) -> str:
         return who(self.obj)
+
+    def __hash__(self) -> int:  # a spec may be a mapping: the kind and label stand for it
+        return hash((self.kind, self.label))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return rebuilt, (self.kind, self.spec, self.base, self.label, self.who)
 
     @property
     def given(self) -> dict[str, Any]:
@@ -45,7 +62,7 @@ def resolve(
     ``base`` is the folder that relative paths in parameters are resolved against. ``labels``
     replace the labels made from the specs (a sweep shows the specs as written)."""
     components = [
-        Component(labels[index] if labels else label_of(spec), registry.create(kind, spec, where(index), base), spec)
+        Component(labels[index] if labels else label_of(spec), registry.create(kind, spec, where(index), base), spec, kind, base)
         for index, spec in enumerate(specs)
     ]
     shown = [c.label for c in components]
@@ -53,6 +70,36 @@ def resolve(
     if duplicates:
         raise ConfigError(f"{where(shown.index(duplicates[0]))}: {kind} {duplicates[0]!r} is listed twice")
     return components
+
+
+def rebuilt(kind: str, spec: Any, base: Path | None, label: str, made_by: str) -> Component:
+    """A component made again from its recipe in the process it was unpickled in (a Dask
+    worker), by that process's registry, as the plan made it; ``made_by`` is how the sending
+    process named it (its plugin and distribution), for the message when this process cannot."""
+    try:
+        obj = default_registry().create(kind, spec, f"{made_by}, sent to {_this_process()}", base)
+    except UnknownComponentError:
+        raise EngineError(
+            f"{made_by} is not installed on {_this_process()}: install the distribution that provides it there, "
+            "as where the run was planned"
+        ) from None
+    except EvalkitError as exc:
+        raise EngineError(
+            f"{made_by} cannot be made again on {_this_process()} ({exc}); install the same version of its "
+            "distribution there, with the files it reads, as where the run was planned"
+        ) from None
+    return Component(label, obj, spec, kind, base)
+
+
+def _this_process() -> str:
+    """How messages name this process: the Dask worker running the task, or the process."""
+    host = socket.gethostname()
+    try:
+        from distributed import get_worker
+
+        return f"the Dask worker {get_worker().address} (host {host})"
+    except (ImportError, ValueError):  # no Dask, or not inside a Dask task
+        return f"process {os.getpid()} (host {host})"
 
 
 #: (representation, T-norm or None, similarity or None)
@@ -69,6 +116,10 @@ class Axes:
     averagings: list[Component]
     metrics: list[Component]
     zero_division: float
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The axes without what the cached properties found, which holds plugin objects."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def check(self) -> str:
         """What the run reads ("matrix" or "items"), after checking that the axes fit together:

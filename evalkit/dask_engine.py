@@ -12,6 +12,12 @@ an id missing, extra or repeated is an error naming it; ``missing: empty``) and 
 up. Either way the partial sums meet in a tree reduction on the workers: the client holds the
 plan and the sums, never the data. Poisson bootstrap counts are drawn from the sample ids (or
 rows), so the intervals do not depend on the partitioning.
+
+What the workers receive of the plan is its :class:`~evalkit.plan.Work` (the job, the settings,
+the sources), pickled once: its components travel as their specs and each worker makes them
+again from its own registry, once per run (:func:`_opened`); no registry, config or callable
+travels, and a component a worker's plugins do not provide is one error naming it and the
+worker.
 """
 
 from __future__ import annotations
@@ -19,9 +25,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import operator
+import pickle
 import socket
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -33,7 +40,7 @@ from evalkit import budget, stats
 from evalkit.data import LabelMatrix, match_classes
 from evalkit.errors import DataError, EngineError, shortened
 from evalkit.loading import unique_ids
-from evalkit.plan import Plan, Source
+from evalkit.plan import Source, Work
 from evalkit.progress import Progress
 from evalkit.reduction import Data, Tally, prepare, reduce_partition
 from evalkit.settings import Engine
@@ -49,15 +56,15 @@ _TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
 REFERENCE, WEIGHTS = "", "\x00weights"
 
 
-def dask_tally(plan: Plan, progress: Progress | None = None) -> tuple[Tally, str]:
+def dask_tally(work: Work, progress: Progress | None = None) -> tuple[Tally, str]:
     """The tally of a run reduced on a Dask cluster, and its note."""
-    engine = plan.job.settings.engine
-    sizes = {key: budget.size_of(source.value, source.full).samples for key, source in _sources(plan).items()}
+    engine = work.job.settings.engine
+    sizes = {key: budget.size_of(source.value, source.full).samples for key, source in _sources(work).items()}
     with _client(engine) as (client, cluster):
-        shipped = client.submit(_held, plan, pure=False)
-        by_id = _has_ids(plan)
-        grouped = _by_id if plan.kind == "matrix" else _items_by_id
-        leaves, planned, total = (grouped if by_id else _by_position)(client, shipped, plan, sizes)
+        shipped = client.submit(_held, pickle.dumps(work, pickle.HIGHEST_PROTOCOL), pure=False)
+        by_id = _has_ids(work)
+        grouped = _by_id if work.kind == "matrix" else _items_by_id
+        leaves, planned, total = (grouped if by_id else _by_position)(client, shipped, work, sizes)
         if progress:
             progress.start(f"reading on {cluster}", sum(planned.values()))
         for done in _finished(client, [*leaves, total], engine.timeout, cluster):
@@ -69,11 +76,32 @@ def dask_tally(plan: Plan, progress: Progress | None = None) -> tuple[Tally, str
                           f"{how}, on {cluster}")
 
 
-def _held(plan: Plan) -> Plan:
-    """The plan as a task's result rather than scattered data: a worker that dies takes scattered
-    data with it for good, while Dask computes a lost result again (every task here is a pure
-    function of the plan and its rows)."""
-    return plan
+def _held(shipped: bytes) -> bytes:
+    """The pickled work as a task's result rather than scattered data: a worker that dies takes
+    scattered data with it for good, while Dask computes a lost result again (every task here is
+    a pure function of the work and its rows). Bytes, opened by the tasks (:func:`_on_worker`):
+    the scheduler unpickles task arguments, and its process need not have the plugins."""
+    return shipped
+
+
+def _on_worker(task: Callable[..., Any], shipped: bytes, *args: Any) -> Any:
+    """One task: ``task(work, *args)`` with the work opened from what was shipped."""
+    return task(_opened(shipped), *args)
+
+
+#: The shipped bytes last opened in this process, and their work: a worker hands every task of a
+#: run the same bytes object, so a run's components are made once per worker.
+_last: tuple[bytes, Work] | None = None
+
+
+def _opened(shipped: bytes) -> Work:
+    """The work in the shipped bytes, its components made by this process's registry (an error
+    naming the component and the worker when it cannot)."""
+    global _last
+    last = _last
+    if last is None or last[0] is not shipped:
+        last = _last = (shipped, pickle.loads(shipped))
+    return last[1]
 
 
 def _finished(client: Any, futures: list[Any], timeout: float, cluster: str) -> Iterator[Any]:
@@ -121,64 +149,66 @@ def _cancelled(cluster: str, exc: BaseException) -> EngineError:
     return EngineError(f"{cluster} cancelled the run's work (reason: {', '.join(reasons)}): was it restarted? Run again")
 
 
-def _has_ids(plan: Plan) -> bool:
+def _has_ids(work: Work) -> bool:
     """Whether the reference names its samples: a look at its first row."""
-    first = next(chunks_of(plan, plan.reference, rows=1), None)
+    first = next(chunks_of(work, work.reference, rows=1), None)
     return first is not None and first.ids is not None
 
 
 Tasks = tuple[list[Any], dict[str, int], Any]  # the reading tasks, their rows, the future of the sum
 
 
-def _by_position(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Tasks:
+def _by_position(client: Any, shipped: Any, work: Work, sizes: dict[str, int]) -> Tasks:
     """Files without ids: each partition of rows is one task that reads its rows of every file
     side by side and adds them up (a streamed run of those rows), so no data moves. ``shipped``
-    is the plan as the workers hold it."""
-    ranges = partitions(sizes[REFERENCE], plan.job.settings.engine.partition_rows)
-    leaves = [client.submit(_rows, shipped, start, stop, pure=False, priority=-i) for i, (start, stop) in enumerate(ranges)]
+    is the future of the pickled work (:func:`_held`)."""
+    ranges = partitions(sizes[REFERENCE], work.job.settings.engine.partition_rows)
+    leaves = [client.submit(_on_worker, _rows, shipped, start, stop, pure=False, priority=-i)
+              for i, (start, stop) in enumerate(ranges)]
     planned = {leaf.key: (stop or max(sizes[REFERENCE], start)) - start for leaf, (start, stop) in zip(leaves, ranges)}
     return leaves, planned, _tree(client, leaves)
 
 
-def _by_id(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Tasks:
+def _by_id(client: Any, shipped: Any, work: Work, sizes: dict[str, int]) -> Tasks:
     """Files with ids: every file is read in blocks, a task each (:func:`_table`), and one
     shuffle of all their rows by id makes the groups, each a task that aligns its samples by id
     and adds them up. The tasks grow with the blocks plus the groups, not with their product."""
     import dask.dataframe as dd
 
-    like = next(chunks_of(plan, plan.reference, rows=1))[:0]  # the reference's classes
+    like = next(chunks_of(work, work.reference, rows=1))[:0]  # the reference's classes
     assert isinstance(like, LabelMatrix), "matrices are grouped by this shuffle"
-    blocks = {key: partitions(size, plan.job.settings.engine.partition_rows) for key, size in sizes.items()}
+    blocks = {key: partitions(size, work.job.settings.engine.partition_rows) for key, size in sizes.items()}
     read, planned = [], {}
     for index, (key, ranges) in enumerate(blocks.items()):
         for order, (start, stop) in enumerate(ranges):  # earlier blocks first
-            read.append(client.submit(_table, shipped, like, index, start, stop, pure=False, priority=-order))
+            read.append(client.submit(_on_worker, _table, shipped, like, index, start, stop, pure=False, priority=-order))
             planned[read[-1].key] = (stop or max(sizes[key], start)) - start
     rows = dd.from_delayed(read, meta=_frame(like, 0, 0, 0), verify_meta=False)
     groups = rows.shuffle("id", npartitions=max(len(ranges) for ranges in blocks.values()))
-    sums = [client.submit(_group, shipped, part, like.classes, pure=False) for part in client.compute(groups.to_delayed())]
+    sums = [client.submit(_on_worker, _group, shipped, part, like.classes, pure=False)
+            for part in client.compute(groups.to_delayed())]
     return read, planned, _tree(client, sums)
 
 
-def _items_by_id(client: Any, shipped: Any, plan: Plan, sizes: dict[str, int]) -> Tasks:
+def _items_by_id(client: Any, shipped: Any, work: Work, sizes: dict[str, int]) -> Tasks:
     """Item lists with ids (their loaders read a file whole): each file is read once, by a task
     that splits its samples into groups by a hash of their ids (:func:`_split`); each group is a
     task that takes its part of every file, aligns the samples by id and adds them up."""
-    count = max(1, -(-sizes[REFERENCE] // plan.job.settings.engine.partition_rows))
-    splits = {key: client.submit(_split, shipped, key, count, pure=False) for key in sizes}
+    count = max(1, -(-sizes[REFERENCE] // work.job.settings.engine.partition_rows))
+    splits = {key: client.submit(_on_worker, _split, shipped, key, count, pure=False) for key in sizes}
     planned = {future.key: sizes[key] for key, future in splits.items()}
     groups = [
-        client.submit(_item_group, shipped, *[client.submit(operator.getitem, split, g, pure=False)
+        client.submit(_on_worker, _item_group, shipped, *[client.submit(operator.getitem, split, g, pure=False)
                                               for split in splits.values()], pure=False)
         for g in range(count)
     ]
     return list(splits.values()), planned, _tree(client, groups)
 
 
-def _split(plan: Plan, key: str, count: int) -> list[Data]:
+def _split(work: Work, key: str, count: int) -> list[Data]:
     """One task: the ``key`` source read whole, its samples in ``count`` groups by a hash of
     their ids (in file order within a group), the same group for an id in every file."""
-    whole = joined(list(chunks_of(plan, _sources(plan)[key])))
+    whole = joined(list(chunks_of(work, _sources(work)[key])))
     if whole.ids is None:
         raise DataError(f"{whole.source}: no sample ids, but the reference has them; give every file the same ids")
     # Grouped by the id without its extension: score files named by their audio file's stem
@@ -191,14 +221,14 @@ def _split(plan: Plan, key: str, count: int) -> list[Data]:
     return parts
 
 
-def _item_group(plan: Plan, *parts: Data) -> Partial:
+def _item_group(work: Work, *parts: Data) -> Partial:
     """One task: a group's samples of every source (``parts``, in :func:`_sources`' order),
     aligned by id and reduced."""
-    sides = dict(zip(_sources(plan), parts))
-    systems = {name: [sides[_key(name, run)] for run in range(len(runs))] for name, runs in plan.systems.items()}
+    sides = dict(zip(_sources(work), parts))
+    systems = {name: [sides[_key(name, run)] for run in range(len(runs))] for name, runs in work.systems.items()}
     weights = sides.get(WEIGHTS)
     assert weights is None or isinstance(weights, LabelMatrix), "weights are a matrix"
-    return _reduced(plan, sides[REFERENCE], systems, weights)
+    return _reduced(work, sides[REFERENCE], systems, weights)
 
 
 def _tree(client: Any, futures: list[Any]) -> Any:
@@ -217,21 +247,21 @@ def partitions(rows: int, size: int) -> list[tuple[int, int | None]]:
     return [(start, start + size) for start in starts[:-1]] + [(starts[-1], None)]
 
 
-def _sources(plan: Plan) -> dict[str, Source]:
+def _sources(work: Work) -> dict[str, Source]:
     """Every source of the run by key: the reference, each run of each system, the weights."""
-    keyed = {REFERENCE: plan.reference, **{_key(name, run): source for name, runs in plan.systems.items()
+    keyed = {REFERENCE: work.reference, **{_key(name, run): source for name, runs in work.systems.items()
                                            for run, source in enumerate(runs)}}
-    return keyed if plan.weights is None else {**keyed, WEIGHTS: plan.weights}
+    return keyed if work.weights is None else {**keyed, WEIGHTS: work.weights}
 
 
 def _key(system: str, run: int) -> str:
     return f"{system}\x00{run}"
 
 
-def _rows(plan: Plan, start: int, stop: int | None) -> Partial:
+def _rows(work: Work, start: int, stop: int | None) -> Partial:
     """One task: rows ``start`` to ``stop`` of every file, read side by side and added up."""
     try:
-        return reduce_rows(plan, start, stop)
+        return reduce_rows(work, start, stop)
     except DataError as exc:
         raise DataError(f"{exc} (read by the Dask task for {_span(start, stop)})") from None
 
@@ -240,12 +270,12 @@ def _span(start: int, stop: int | None) -> str:
     return f"rows {start + 1:,} to {stop:,}" if stop is not None else f"rows {start + 1:,} to the end"
 
 
-def _table(plan: Plan, like: LabelMatrix, index: int, start: int, stop: int | None) -> Any:
+def _table(work: Work, like: LabelMatrix, index: int, start: int, stop: int | None) -> Any:
     """One task: rows ``start`` to ``stop`` of the ``index``-th source, checked and in the
     reference's class order (``like``), as a table the shuffle can move (:func:`_frame`)."""
-    key = list(_sources(plan))[index]
+    key = list(_sources(work))[index]
     try:
-        matrix, clipped = _read(plan, key, start, stop)
+        matrix, clipped = _read(work, key, start, stop)
     except DataError as exc:
         raise DataError(f"{exc} (read by the Dask task for {_span(start, stop)} of the file)") from None
     if matrix is None:
@@ -274,12 +304,12 @@ def _frame(matrix: LabelMatrix, index: int, start: int, clipped: int) -> Any:
     })
 
 
-def _read(plan: Plan, key: str, start: int, stop: int | None) -> tuple[LabelMatrix | None, int]:
+def _read(work: Work, key: str, start: int, stop: int | None) -> tuple[LabelMatrix | None, int]:
     """A block's rows, checked as memberships (or scores, for ranking metrics alone), and how
     many values were clipped; None when the file has no rows there."""
     # Whole chunks, even for a smaller block: a CSV is parsed from its start, and in chunks of a
     # few rows that parse cost 80 ms a block of quickstart (3 ms now); at most a chunk is read past it.
-    parts = list(chunks_of(plan, _sources(plan)[key], CHUNK_ROWS, start, stop))
+    parts = list(chunks_of(work, _sources(work)[key], CHUNK_ROWS, start, stop))
     if not sum(len(p) for p in parts):
         return None, 0
     block = joined(parts)
@@ -288,15 +318,15 @@ def _read(plan: Plan, key: str, start: int, stop: int | None) -> tuple[LabelMatr
         return block, 0
     if key == REFERENCE:
         return block.check_memberships()[0], 0
-    if plan.axes.ranks_only:
+    if work.job.axes.ranks_only:
         return block.check_scores(), 0
-    return block.check_memberships(clip=plan.job.settings.clip)
+    return block.check_memberships(clip=work.job.settings.clip)
 
 
-def _group(plan: Plan, frame: Any, classes: tuple[str, ...]) -> Partial:
+def _group(work: Work, frame: Any, classes: tuple[str, ...]) -> Partial:
     """One task: a group's samples of every source (the rows of ``frame``, the shuffle's part of
     one group, in the reference's ``classes``), aligned by id and reduced."""
-    sources = _sources(plan)
+    sources = _sources(work)
     source_of = frame["source"].to_numpy()
     sides = {key: _side(source, frame[source_of == index], classes) for index, (key, source) in enumerate(sources.items())}
     known = next((side[0] for side in sides.values() if side is not None), None)
@@ -304,29 +334,29 @@ def _group(plan: Plan, frame: Any, classes: tuple[str, ...]) -> Partial:
         return Partial(0)
     reference = (sides[REFERENCE] or _empty(sources[REFERENCE], known))[0]
     systems = {name: [(sides[_key(name, run)] or _empty(sources[_key(name, run)], reference))[0] for run in range(len(runs))]
-               for name, runs in plan.systems.items()}
+               for name, runs in work.systems.items()}
     weights = None
-    if plan.weights is not None:
+    if work.weights is not None:
         packed = (sides[WEIGHTS] or _empty(sources[WEIGHTS], reference))[0]
         weights = replace(packed, values=packed.values[:, :1], classes=("weight",))
     clipped = {name: sum(side[2] for run in range(len(runs)) if (side := sides[_key(name, run)]) is not None)
-               for name, runs in plan.systems.items()}
-    return _reduced(plan, reference, systems, weights, {name: count for name, count in clipped.items() if count})
+               for name, runs in work.systems.items()}
+    return _reduced(work, reference, systems, weights, {name: count for name, count in clipped.items() if count})
 
 
 def _reduced(
-    plan: Plan, reference: Data, systems: Mapping[str, Sequence[Data]], weights: LabelMatrix | None,
+    work: Work, reference: Data, systems: Mapping[str, Sequence[Data]], weights: LabelMatrix | None,
     clipped: dict[str, int] | None = None,
 ) -> Partial:
     """A group's samples of every source, prepared and reduced; ``clipped``: values clipped as
     its blocks were read."""
     try:
-        partition, notes = prepare(plan.job, reference, systems, weights, files=plan.from_files)
+        partition, notes = prepare(work.job, reference, systems, weights, files=work.from_files)
     except DataError as exc:
         raise DataError(f"{exc} (found among the samples of one group of ids: the Dask engine aligns the "
                         "samples in groups by a hash of their ids, so other groups may hold more)") from None
     notes.clipped = clipped or {}
-    return Partial(0, notes + reduce_partition(plan.job, partition), rows=len(partition.reference) - notes.added)
+    return Partial(0, notes + reduce_partition(work.job, partition), rows=len(partition.reference) - notes.added)
 
 
 def _side(source: Source, rows: Any, classes: tuple[str, ...]) -> tuple[LabelMatrix, np.ndarray, int] | None:

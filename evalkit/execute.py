@@ -33,9 +33,9 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
                 if settings.engine.name == "dask":
                     from evalkit.dask_engine import dask_tally  # Dask is imported only for a Dask run
 
-                    tally, how = dask_tally(plan, progress)
+                    tally, how = dask_tally(plan.work, progress)
                 else:
-                    tally, how = stream_tally(plan, progress)
+                    tally, how = stream_tally(plan.work, progress)
             files = [d for future in described if (d := future.result()) is not None]
         out = scored(plan.job, tally, plan.reference.where)
         out.notes.append(how)
@@ -44,7 +44,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
         reference = _load(plan, plan.reference, files)
         systems = {name: [_load(plan, source, files) for source in runs] for name, runs in plan.systems.items()}
         weights = None if plan.weights is None else _load(plan, plan.weights, files)
-        partition, notes = prepare(plan.job, reference, systems, weights, files=plan.from_files)
+        partition, notes = prepare(plan.job, reference, systems, weights, files=plan.work.from_files)
         partition.whole = True
         if progress:
             progress.start("evaluating", _work(plan, len(partition.reference)))

@@ -16,14 +16,14 @@ import fnmatch
 import re
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from evalkit import budget
-from evalkit.axes import Axes, resolve, unweighted
+from evalkit.axes import Axes, Component, resolve, unweighted
 from evalkit.config import LoadedConfig, RunConfig, Runs, as_list
 from evalkit.data import match_classes
 from evalkit.errors import ConfigError, DataError, shortened
@@ -38,14 +38,19 @@ Where = Callable[..., str]
 
 @dataclass(frozen=True)
 class Source:
-    """One data source: its config value, where it is written, and (for a file) its loader."""
+    """One data source: its config value, where it is written, and (for a file) its loader (a
+    component: it travels as its name)."""
 
     value: Any
     role: str  # "reference", "prediction" or "weights"
     system: str | None
     where: str
-    loader: Any = None
+    reader: Component | None = None
     full: Path | None = None
+
+    @property
+    def loader(self) -> Any:
+        return None if self.reader is None else self.reader.obj
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,28 @@ class Job:
         return self.steps[0].axes
 
 
+@dataclass(frozen=True)
+class Work:
+    """What reading and reducing a run's data needs, and all that a Dask task receives: the job,
+    what kind of data the representations read, and the sources. No registry, config or callable:
+    its components (axes, loaders) travel as specs and are made again where it lands."""
+
+    job: Job
+    kind: str  # "matrix" or "items"
+    reference: Source
+    systems: dict[str, list[Source]]
+    weights: Source | None = None
+
+    def sources(self) -> list[Source]:
+        """The reference, then every run of every system."""
+        return [self.reference, *(source for runs in self.systems.values() for source in runs)]
+
+    @property
+    def from_files(self) -> bool:
+        """Whether some data comes from a file (rows matched by position are then announced)."""
+        return any(source.full is not None for source in self.sources())
+
+
 @dataclass
 class ReportPlan:
     """The report writers, by format, and the report path without suffix."""
@@ -83,23 +110,40 @@ class ReportPlan:
 
 @dataclass
 class Plan:
-    """A checked run: its axes (per sweep value), its sources, statistics and reports."""
+    """A checked run: the config it came from, its axes, its work (the axes per sweep value,
+    the settings, the sources) and its reports."""
 
     loaded: LoadedConfig
     registry: Registry
     where: Where
     axes: Axes
-    kind: str  # what the representations read: "matrix" or "items"
-    reference: Source
-    systems: dict[str, list[Source]]
-    job: Job
-    weights: Source | None = None
+    work: Work
     report: ReportPlan | None = None
     needs: list[budget.Need] = field(default_factory=list)
 
     @property
     def config(self) -> RunConfig:
         return self.loaded.config
+
+    @property
+    def job(self) -> Job:
+        return self.work.job
+
+    @property
+    def kind(self) -> str:
+        return self.work.kind
+
+    @property
+    def reference(self) -> Source:
+        return self.work.reference
+
+    @property
+    def systems(self) -> dict[str, list[Source]]:
+        return self.work.systems
+
+    @property
+    def weights(self) -> Source | None:
+        return self.work.weights
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -110,13 +154,7 @@ class Plan:
         return self.job.baseline
 
     def sources(self) -> list[Source]:
-        """The reference, then every run of every system."""
-        return [self.reference, *(source for runs in self.systems.values() for source in runs)]
-
-    @property
-    def from_files(self) -> bool:
-        """Whether some data comes from a file (rows matched by position are then announced)."""
-        return any(source.full is not None for source in self.sources())
+        return self.work.sources()
 
 
 def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = None, writes: bool = True) -> Plan:
@@ -158,7 +196,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         tuple(_steps(loaded, registry, where, axes, kind)), settings_of(cfg, baseline, where),
         {name: len(runs) for name, runs in systems.items()}, baseline, weights_where,
     )
-    plan = Plan(loaded, registry, where, axes, kind, reference, systems, job)
+    plan = Plan(loaded, registry, where, axes, Work(job, kind, reference, systems))
     if kind == "matrix":
         _check_classes(plan)
     if cfg.engine.name == "dask":
@@ -166,7 +204,8 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     if job.settings.partitioned:
         _check_bounded(axes, "a streamed run" if cfg.data.stream else "a Dask run", where)
     if cfg.data.weights is not None:
-        plan.weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
+        weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
+        plan.work = replace(plan.work, weights=weights)
         refused = unweighted(axes.data_metrics)
         if refused:
             raise ConfigError(f"{where('data', 'weights')}: {refused}")
@@ -219,12 +258,12 @@ def plan_source(value: Any, role: str, system: str | None, where: str, base: Pat
         check_inline(value, where, kind)
         return Source(value, role, system, where)
     try:
-        loader, full = find_loader(path, base, where, registry, kind, name)
+        loader, full, registered = find_loader(path, base, where, registry, kind, name)
     except OSError as exc:  # a path the system will not look up: a name over 255 bytes, a loop
         raise DataError(
             f"{where}: cannot use the data path {shortened(str(path), 200)!r} ({exc.strerror or exc}); check the path"
         ) from None
-    return Source(value, role, system, where, loader, full)
+    return Source(value, role, system, where, Component(registered, loader, registered, "loader"), full)
 
 
 def _steps(loaded: LoadedConfig, registry: Registry, where: Where, axes: Axes, kind: str) -> list[Step]:

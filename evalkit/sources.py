@@ -105,8 +105,9 @@ def with_classes(data: LabelMatrix | ItemSets, classes: Sequence[str], fill: boo
 def find_loader(
     path: str | Path, base: Path, where: str, registry: Registry, kind: str = "matrix",
     name: str | None = None,
-) -> tuple[Any, Path]:
-    """The loader of ``kind`` data for a file (or folder), and its full path.
+) -> tuple[Any, Path, str]:
+    """The loader of ``kind`` data for a file (or folder), its full path, and the name the
+    loader is registered under (what makes it again).
 
     ``name`` picks a loader explicitly. Otherwise the loaders of ``kind`` whose ``suffixes``
     match (``"/"`` stands for a folder) are candidates; when several match, those whose optional
@@ -121,16 +122,16 @@ def find_loader(
         loader = registry.create("loader", name, where)
         if loader.kind != kind:
             raise DataError(f"{where}: loader {name!r} reads {loader.kind} data, but this run reads {kind}")
-        return loader, full
+        return loader, full, name
     suffix = "/" if full.is_dir() else full.suffix.lower()
-    loaders = [registry.create("loader", n) for n in registry.names("loader")]
-    loaders = [loader for loader in loaders if loader.kind == kind]
+    created = {n: registry.create("loader", n) for n in registry.names("loader")}
+    loaders = [loader for loader in created.values() if loader.kind == kind]
     by_suffix = [loader for loader in loaders if suffix in loader.suffixes]
     candidates = by_suffix
     if len(candidates) > 1:
         candidates = [c for c in candidates if (sniff := optional(c, "sniff")) is None or sniff(full)]
     if len(candidates) == 1:
-        return candidates[0], full
+        return candidates[0], full, next(n for n, loader in created.items() if loader is candidates[0])
     if by_suffix and not candidates:
         names = ", ".join(loader.name for loader in by_suffix)
         raise DataError(

@@ -25,7 +25,7 @@ from evalkit import budget
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError
 from evalkit.loading import not_times_or_ids
-from evalkit.plan import Plan, Source
+from evalkit.plan import Source, Work
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.reduction import Data, Tally, prepare, reduce_partition
@@ -34,13 +34,13 @@ from evalkit.table import CHUNK_ROWS
 
 
 def chunks_of(
-    plan: Plan, source: Source, rows: int = CHUNK_ROWS, start: int = 0, stop: int | None = None,
+    work: Work, source: Source, rows: int = CHUNK_ROWS, start: int = 0, stop: int | None = None,
 ) -> Iterator[Data]:
     """The source's rows (samples) ``start`` to ``stop`` (to its end by default) as matrices (or
     item sets) of exactly ``rows`` rows (the last one shorter), with the classes
     ``data.classes`` names or selects, as in memory."""
-    selected = None if source.role == "weights" else plan.job.settings.classes  # weights: one value column
-    for chunk in _until(_chunks(plan, source, rows, start), rows, None if stop is None else stop - start):
+    selected = None if source.role == "weights" else work.job.settings.classes  # weights: one value column
+    for chunk in _until(_chunks(work, source, rows, start), rows, None if stop is None else stop - start):
         if isinstance(chunk, LabelMatrix):
             if selected is None and source.loader is not None:
                 not_times_or_ids(chunk.classes, chunk.source)
@@ -49,7 +49,7 @@ def chunks_of(
         start += len(chunk)
 
 
-def _chunks(plan: Plan, source: Source, rows: int, start: int) -> Iterator[Data]:
+def _chunks(work: Work, source: Source, rows: int, start: int) -> Iterator[Data]:
     """The source's rows from ``start`` in chunks of ``rows``: streamed by its loader, or read
     whole and cut (item lists: all of a file's classes in every chunk)."""
     stream = optional(source.loader, "stream") if source.loader is not None else None
@@ -57,7 +57,7 @@ def _chunks(plan: Plan, source: Source, rows: int, start: int) -> Iterator[Data]
         parts: Iterator[Data] = stream(source.full, source.role, rows, start)
     else:  # read whole, then scored a chunk at a time
         whole = load_source(
-            source.value, where=source.where, kind="matrix" if source.role == "weights" else plan.kind, role=source.role,
+            source.value, where=source.where, kind="matrix" if source.role == "weights" else work.kind, role=source.role,
             loader=source.loader, full=source.full,
         )
         parts = (whole[s : s + rows] for s in range(start, len(whole), rows))
@@ -132,8 +132,8 @@ class _Window:
     (or, where the data has no ids, as many rows as the chunk has), its order checked as they
     come, the chunks read joined once per hand-over."""
 
-    def __init__(self, plan: Plan, source: Source, start: int, stop: int | None) -> None:
-        self.chunks = chunks_of(plan, source, start=start, stop=stop)
+    def __init__(self, work: Work, source: Source, start: int, stop: int | None) -> None:
+        self.chunks = chunks_of(work, source, start=start, stop=stop)
         self.where = source.where
         self.waiting: list[Data] = []  # read, not yet handed over
         self.last: str | None = None
@@ -201,31 +201,31 @@ class Partial:
         return replace(self, tally=self.tally + later.tally, rows=self.rows + later.rows, last=later.last)
 
 
-def reduce_rows(plan: Plan, start: int = 0, stop: int | None = None, progress: Progress | None = None) -> Partial:
+def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: Progress | None = None) -> Partial:
     """Rows ``start`` to ``stop`` (the end by default) of the reference, with the rows of every
     other file that belong with them, read side by side a chunk at a time and reduced; after
     the reference's last row, the other files' rows left (ids the reference lacks), a chunk at a
     time."""
-    job = plan.job
-    windows = {(name, run): _Window(plan, source, start, stop)
-               for name, runs in plan.systems.items() for run, source in enumerate(runs)}
-    weights = None if plan.weights is None else _Window(plan, plan.weights, start, stop)
+    job = work.job
+    windows = {(name, run): _Window(work, source, start, stop)
+               for name, runs in work.systems.items() for run, source in enumerate(runs)}
+    weights = None if work.weights is None else _Window(work, work.weights, start, stop)
     partial = Partial(start)
 
     def reduced(reference: Data, bound: str | None) -> None:
         systems = {name: [windows[name, run].upto(bound, len(reference), reference) for run in range(len(runs))]
-                   for name, runs in plan.systems.items()}
+                   for name, runs in work.systems.items()}
         matched = None if weights is None else weights.upto(bound, len(reference), reference)
         assert matched is None or isinstance(matched, LabelMatrix), "weights are a matrix"
         if bound is None:
             for rows in [*(run for runs in systems.values() for run in runs), *([matched] if matched else [])]:
                 _check_length(reference, rows, start + partial.rows)
-        part, counted = prepare(job, reference, systems, matched, files=plan.from_files, ids_checked=True)
+        part, counted = prepare(job, reference, systems, matched, files=work.from_files, ids_checked=True)
         part.first_row = start + partial.rows
         partial.tally = partial.tally + counted + reduce_partition(job, part)
 
     like = None
-    for reference in chunks_of(plan, plan.reference, start=start, stop=stop):
+    for reference in chunks_of(work, work.reference, start=start, stop=stop):
         partial.last = check_sorted(reference, partial.last, start + partial.rows)
         if like is None:
             partial.first, partial.source, like = (reference.ids or (None,))[0], reference.source, reference[:0]
@@ -242,7 +242,7 @@ def reduce_rows(plan: Plan, start: int = 0, stop: int | None = None, progress: P
     for window in others:
         if window.ahead()[0]:
             raise DataError(
-                f"{window.where}: has more rows than the reference {partial.source or plan.reference.where} "
+                f"{window.where}: has more rows than the reference {partial.source or work.reference.where} "
                 f"({start + partial.rows:,}); rows without ids are matched by position, so every file needs as many"
             )
     return partial
@@ -257,9 +257,9 @@ def _check_length(reference: Data, rows: Data, offset: int) -> None:
         )
 
 
-def stream_tally(plan: Plan, progress: Progress | None = None) -> tuple[Tally, str]:
+def stream_tally(work: Work, progress: Progress | None = None) -> tuple[Tally, str]:
     """The tally of a streamed run, reading every source once, side by side; and its note."""
     if progress:  # the rows of the reference, as its file's header or size tells
-        progress.start("streaming", budget.size_of(plan.reference.value, plan.reference.full).samples)
-    total = reduce_rows(plan, progress=progress)
+        progress.start("streaming", budget.size_of(work.reference.value, work.reference.full).samples)
+    total = reduce_rows(work, progress=progress)
     return total.tally, f"streamed: {total.rows:,} samples read {CHUNK_ROWS:,} rows at a time"

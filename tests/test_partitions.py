@@ -77,11 +77,11 @@ def config(files, system="m.csv", **extra):
 def test_ranges_reduced_apart_add_up_to_the_whole(files, cuts):
     checked = plan(config(files), writes=False)
     bounds = [0, *sorted(cuts), None]
-    parts = [reduce_rows(checked, start, stop) for start, stop in zip(bounds, bounds[1:])]
+    parts = [reduce_rows(checked.work, start, stop) for start, stop in zip(bounds, bounds[1:])]
     total = parts[0]
     for part in parts[1:]:
         total = total + part
-    whole = scored(checked.job, reduce_rows(checked).tally, "reference").rows
+    whole = scored(checked.job, reduce_rows(checked.work).tally, "reference").rows
     added = scored(checked.job, total.tally, "reference").rows
     assert [r.measure for r in added] == [r.measure for r in whole]
     for got, want in zip(added, whole):
@@ -95,7 +95,7 @@ def test_ranges_out_of_order_where_they_meet_are_an_error(files, tmp_path):
     pq.write_table(pa.table({"id": ids, **{c: values[:, i] for i, c in enumerate(CLASSES)}}), tmp_path / "r.parquet")
     checked = plan({**config(files), "data": {"reference": str(tmp_path / "r.parquet"),
                                               "systems": {"s": str(tmp_path / "r.parquet")}}}, writes=False)
-    first, second = reduce_rows(checked, 0, 1_500), reduce_rows(checked, 1_500, None)
+    first, second = reduce_rows(checked.work, 0, 1_500), reduce_rows(checked.work, 1_500, None)
     with pytest.raises(DataError, match="r.parquet: row 1501 is sample 's01499', which does not come after 's01500'"):
         first + second
 
@@ -110,6 +110,6 @@ def test_a_streamed_chunks_bad_value_names_its_row_in_the_file(files, tmp_path):
     from evalkit import streaming
 
     with pytest.raises(DataError, match="p.npy: 1 value\\(s\\) outside \\[0, 1\\], first 1.5 at row 2346, class '2'"):
-        list(streaming.chunks_of(checked, checked.systems["s"][0], rows=1_000))[2].check_memberships(clip=False)
+        list(streaming.chunks_of(checked.work, checked.systems["s"][0], rows=1_000))[2].check_memberships(clip=False)
     with pytest.raises(DataError, match="p.npy: 1 value\\(s\\) outside \\[0, 1\\], first 1.5 at row 2346, class '2'"):
         evalkit.run(checked.config)
