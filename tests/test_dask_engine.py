@@ -56,7 +56,7 @@ def assert_same(dask, local, rel=1e-12):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["quickstart", "maestro", "taggers"])
+@pytest.mark.parametrize("name", ["quickstart", "maestro"])  # taggers' map and omap keep every score: refused
 @pytest.mark.parametrize("partition_rows", [1_000_000, 97])
 def test_bundled_configs_give_the_local_engines_numbers(cluster, monkeypatch, name, partition_rows):
     monkeypatch.chdir(CONFIGS)
@@ -175,7 +175,7 @@ def test_files_without_ids_are_matched_by_position(cluster, tmp_path, data):
     np.save(tmp_path / "p.npy", prediction.astype(np.float32))
     section = {"reference": str(tmp_path / "ref.npy"), "systems": {"p": str(tmp_path / "p.npy")},
                "classes": ["speech", "music", "car"]}  # names for the .npy columns, as in memory
-    ranking = {"metrics": [*SETTINGS["metrics"], "map", {"name": "map_binned", "bins": 30}]}
+    ranking = {"metrics": [*SETTINGS["metrics"], {"name": "map_binned", "bins": 30}]}  # map: refused, it keeps every score
     dask, local = both(cluster, section, 1_100, **ranking)
     assert_same(values(dask), values(local))
     assert {r.class_ for r in dask.rows} >= {"speech", "music", "car"}

@@ -404,19 +404,13 @@ except Exception as exc:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("how", "built", "lower"), [
-    ("in memory", "the bootstrap intervals of s (100,000 resamples x 3 samples)", ""),
-    ("streamed", "the sums of s (16,384 rows at a time, 100,000 Poisson bootstrap resamples)",
-     ", the classes or the components compared"),
-    ("dask", "the sums of s (blocks of 1,000,000 rows on the Dask cluster, 100,000 Poisson bootstrap resamples)",
-     ", the classes or the components compared, or `engine.partition_rows`"),
-])
-def test_past_the_estimates_evalkit_run_raises_one_error_naming_what_was_built(tmp_path, how, built, lower):
-    """A streamed or Dask run that runs out of memory raised a bare MemoryError from Python (the
-    command line's fallback named an inner function): it is the EngineError of an in-memory
-    run, naming what it was building. 3 samples x 1,000 classes pass the plan's estimate (which
-    counts the samples), but the Poisson replicates of each class's sums take 100,000 x 1,000
-    float64 per column: 763 MiB each, past a 2 GiB address space."""
+@pytest.mark.parametrize("how", ["in memory", "streamed", "dask"])
+def test_replicate_sums_past_the_memory_are_refused_by_the_plan(tmp_path, how):
+    """3 samples x 1,000 classes with 100,000 Poisson resamples: the replicates of each class's
+    sums take 100,000 x 1,000 float64 per column (763 MiB each), past a 2 GiB address space.
+    Once a bare MemoryError (streamed, on Dask) and then an EngineError after the work had
+    begun, the plan now counts the replicate sums of every engine and refuses the run before
+    any work, at the key to lower, in memory, streamed and on Dask alike."""
     classes = [f"c{i}" for i in range(1000)]
     values = np.random.default_rng(0).random((3, len(classes))).round(2)
     reference = tmp_path / "ref.csv"
@@ -430,9 +424,10 @@ def test_past_the_estimates_evalkit_run_raises_one_error_naming_what_was_built(t
     done = under_address_limit(2 * GiB, "-c", RUN_FROM_PYTHON, json.dumps(config))
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(
-        f"EngineError: ran out of memory building {re.escape(built)}; [0-9.]+ [KMGT]iB is available "
-        rf"\(under the process limit RLIMIT_AS, ulimit -v\): lower `statistics\.bootstrap\.resamples`"
-        f"{re.escape(lower)}, or raise the limit\n", done.stdout), done.stdout + done.stderr
+        r"ConfigError: statistics\.bootstrap\.resamples: this run would need about [0-9.]+ GiB of memory \(bootstrap "
+        r"\(100,000 resamples x 4 samples at a time\): [0-9.]+ GiB\), but [0-9.]+ [KMGT]iB is available \(under the "
+        r"process limit RLIMIT_AS, ulimit -v\); lower `statistics\.bootstrap\.resamples`\n", done.stdout,
+    ), done.stdout + done.stderr
 
 
 class _Huge(evalkit.plugin.BaseComponent):
