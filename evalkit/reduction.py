@@ -175,9 +175,7 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     if not n:
         return tally
     statistics = job.settings.statistics
-    keys = stats.sample_keys(reference.ids, n) if reference.ids is not None else \
-        np.arange(partition.first_row, partition.first_row + n, dtype=np.uint64)
-    draws = _Draws(job, keys, partition.whole)
+    draws = _Draws(job, partition)
     sweep = job.settings.sweep
     if sweep is not None and sweep.samples is not None and reference.ids is not None:
         tally.swept = frozenset(sweep.samples) & frozenset(reference.ids)
@@ -273,8 +271,16 @@ class _Draws:
     """A partition's counts of every replicate the statistics draw, made when first asked for:
     keyed by sample (any partition), or over the whole data (a partition that is the whole)."""
 
-    def __init__(self, job: Job, keys: np.ndarray, whole: bool) -> None:
-        self.statistics, self.keys, self.whole = job.settings.statistics, keys, whole
+    def __init__(self, job: Job, partition: Partition) -> None:
+        self.statistics, self.partition, self.whole = job.settings.statistics, partition, partition.whole
+
+    @functools.cached_property
+    def keys(self) -> np.ndarray:
+        """Each sample's key: a hash of its id, or its place in the data without ids (made only
+        for statistics that draw)."""
+        ids, first = self.partition.reference.ids, self.partition.first_row
+        n = len(self.partition.reference)
+        return stats.sample_keys(ids, n) if ids is not None else np.arange(first, first + n, dtype=np.uint64)
 
     @functools.cached_property
     def interval(self) -> Counts:

@@ -15,6 +15,7 @@ time.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -96,7 +97,7 @@ def joined(parts: list[Data]) -> Data:
     """Matrices, or item sets, of the same classes, one after the other."""
     if len(parts) == 1:
         return parts[0]
-    ids = None if parts[0].ids is None else tuple(i for p in parts for i in (p.ids or ()))
+    ids = None if parts[0].ids is None else tuple(itertools.chain.from_iterable(p.ids or () for p in parts))
     first = parts[0]
     if isinstance(first, LabelMatrix):
         return replace(first, values=np.concatenate([p.values for p in parts if isinstance(p, LabelMatrix)]), ids=ids)
@@ -166,7 +167,7 @@ class _Window:
         if not left:
             return replace(like[:0], source=self.where)
         if bound is not None and last is not None:
-            while self.waiting[-1].ids[-1] <= bound and self._more():  # type: ignore[index]
+            while self.waiting[-1].ids[-1] < bound and self._more():  # type: ignore[index]  # ids increase strictly
                 pass
             together = joined(self.waiting)
             cut = int(np.searchsorted(np.array(together.ids, dtype=object), np.array(bound, dtype=object), side="right"))
