@@ -62,7 +62,11 @@ def dask_tally(work: Work, progress: Progress | None = None) -> tuple[Tally, str
     sizes = {key: budget.size_of(source.value, source.full).samples for key, source in _sources(work).items()}
     with _client(engine) as (client, cluster):
         shipped = client.submit(_held, pickle.dumps(work, pickle.HIGHEST_PROTOCOL), pure=False)
-        by_id = _has_ids(work)
+        # Item lists are read whole (no loader of theirs reads a row alone): their first row is
+        # looked at by a task, so that the client never holds the data.
+        by_id = _has_ids(work) if work.kind == "matrix" else \
+            next(_finished(client, [client.submit(_on_worker, _has_ids, shipped, pure=False)], engine.timeout,
+                           cluster)).result()
         grouped = _by_id if work.kind == "matrix" else _items_by_id
         leaves, planned, total = (grouped if by_id else _by_position)(client, shipped, work, sizes)
         if progress:
