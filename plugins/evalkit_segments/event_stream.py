@@ -134,7 +134,7 @@ def _check_grouped(block: Block, passed: _Passed, where: Where, earlier: Earlier
         found.append((row, block.names[again], None if block.place is None else int(block.place[first])))
     for index in np.flatnonzero(passed.maybe(block.names)):
         found.append((int(np.argmax(block.file == index)), block.names[index], None))
-    for row, name, known in sorted(found):
+    for row, name, known in sorted(found, key=lambda at: at[0]):
         if block.place is None:
             raise Unhandled
         place = int(block.place[row])

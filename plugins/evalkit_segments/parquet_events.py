@@ -74,7 +74,7 @@ class ParquetEventList(BaseComponent[LabelsParams]):
         must be together."""
         table, found = self._opened(path)
         classes = tuple(self.params.labels) if self.params.labels is not None else _classes(
-            {name for batch in self._batches(table, [found["event_label"]], path) for name in _labels(batch.iloc[:, 0])}
+            {name for batch in self._batches(table, [found["event_label"]], path) for name in _labels(batch.iloc[:, 0]).unique()}
             - {""}, None, path,
         )
         column = {name: i for i, name in enumerate(classes)}
