@@ -155,7 +155,7 @@ def _cancelled(cluster: str, exc: BaseException) -> EngineError:
 
 def _has_ids(work: Work) -> bool:
     """Whether the reference names its samples: a look at its first row."""
-    first = next(chunks_of(work, work.reference, rows=1), None)
+    first = next(chunks_of(work, work.reference, rows=1, whole=work.kind == "items"), None)
     return first is not None and first.ids is not None
 
 
@@ -212,7 +212,7 @@ def _items_by_id(client: Any, shipped: Any, work: Work, sizes: dict[str, int]) -
 def _split(work: Work, key: str, count: int) -> list[Data]:
     """One task: the ``key`` source read whole, its samples in ``count`` groups by a hash of
     their ids (in file order within a group), the same group for an id in every file."""
-    whole = joined(list(chunks_of(work, _sources(work)[key])))
+    whole = joined(list(chunks_of(work, _sources(work)[key], whole=True)))
     if whole.ids is None:
         raise DataError(f"{whole.source}: no sample ids, but the reference has them; give every file the same ids")
     # Grouped by the id without its extension: score files named by their audio file's stem
