@@ -225,7 +225,7 @@ def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: P
     weights = None if work.weights is None else _Window(work, work.weights, start, stop)
     partial = Partial(start)
 
-    def reduced(reference: Data, bound: str | None) -> None:
+    def reduced(reference: Data, bound: str | None, past: bool = False) -> None:
         systems = {name: [windows[name, run].upto(bound, len(reference), reference) for run in range(len(runs))]
                    for name, runs in work.systems.items()}
         matched = None if weights is None else weights.upto(bound, len(reference), reference)
@@ -233,7 +233,8 @@ def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: P
         if bound is None:
             for rows in [*(run for runs in systems.values() for run in runs), *([matched] if matched else [])]:
                 _check_length(reference, rows, start + partial.rows)
-        part, counted = prepare(job, reference, systems, matched, files=work.from_files, ids_checked=True)
+        part, counted = prepare(job, reference, systems, matched, files=work.from_files, ids_checked=True,
+                                past_the_reference=past)
         part.first_row = start + partial.rows
         partial.tally = partial.tally + counted + reduce_partition(job, part)
 
@@ -251,7 +252,7 @@ def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: P
         ahead = [last for left, last in (window.ahead() for window in others) if left and last is not None]
         if not ahead:
             break
-        reduced(like, min(ahead))
+        reduced(like, min(ahead), past=True)
     for window in others:
         if window.ahead()[0]:
             raise DataError(
