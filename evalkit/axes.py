@@ -7,6 +7,7 @@ exist; :mod:`evalkit.plan` builds it (and checks it) before any data is read.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import socket
@@ -47,6 +48,11 @@ class Component:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return rebuilt, (self.kind, self.spec, self.base, self.label, self.who)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Component:
+        """A copy in this process keeps the object (an Evaluator's components may come from a
+        registry of its own, which the recipe could not find again)."""
+        return Component(self.label, copy.deepcopy(self.obj, memo), copy.deepcopy(self.spec, memo), self.kind, self.base)
 
     @property
     def given(self) -> dict[str, Any]:

@@ -62,7 +62,11 @@ def dask_tally(work: Work, progress: Progress | None = None) -> tuple[Tally, str
     sizes = {key: budget.size_of(source.value, source.full).samples for key, source in _sources(work).items()}
     with _client(engine) as (client, cluster):
         shipped = client.submit(_held, pickle.dumps(work, pickle.HIGHEST_PROTOCOL), pure=False)
-        by_id = _has_ids(work)
+        # Item lists are read whole (no loader of theirs reads a row alone): their first row is
+        # looked at by a task, so that the client never holds the data.
+        by_id = _has_ids(work) if work.kind == "matrix" else \
+            next(_finished(client, [client.submit(_on_worker, _has_ids, shipped, pure=False)], engine.timeout,
+                           cluster)).result()
         grouped = _by_id if work.kind == "matrix" else _items_by_id
         leaves, planned, total = (grouped if by_id else _by_position)(client, shipped, work, sizes)
         if progress:
@@ -151,7 +155,7 @@ def _cancelled(cluster: str, exc: BaseException) -> EngineError:
 
 def _has_ids(work: Work) -> bool:
     """Whether the reference names its samples: a look at its first row."""
-    first = next(chunks_of(work, work.reference, rows=1), None)
+    first = next(chunks_of(work, work.reference, rows=1, whole=work.kind == "items"), None)
     return first is not None and first.ids is not None
 
 
@@ -208,7 +212,7 @@ def _items_by_id(client: Any, shipped: Any, work: Work, sizes: dict[str, int]) -
 def _split(work: Work, key: str, count: int) -> list[Data]:
     """One task: the ``key`` source read whole, its samples in ``count`` groups by a hash of
     their ids (in file order within a group), the same group for an id in every file."""
-    whole = joined(list(chunks_of(work, _sources(work)[key])))
+    whole = joined(list(chunks_of(work, _sources(work)[key], whole=True)))
     if whole.ids is None:
         raise DataError(f"{whole.source}: no sample ids, but the reference has them; give every file the same ids")
     # Grouped by the id without its extension: score files named by their audio file's stem

@@ -109,6 +109,7 @@ def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 def prepare(
     job: Job, reference: Data, systems: Mapping[str, Sequence[Data]], weights: LabelMatrix | None = None,
     files: bool = True, python: bool = False, whole_samples: bool = True, ids_checked: bool = False,
+    past_the_reference: bool = False,
 ) -> tuple[Partition, Tally]:
     """The one data preparation of every driver: the reference checked, every system's runs
     aligned with it by id (by position where neither side has ids) and checked as memberships
@@ -121,10 +122,11 @@ def prepare(
     a streamed chunk, a Dask group), so under ``missing: empty`` an id that only a system lists
     is a sample the reference lacks (a user's batch promises no such thing: such an id is an
     error there). ``ids_checked``: every side's ids are known to be unique (a streamed chunk's,
-    checked sorted as they came)."""
+    checked sorted as they came). ``past_the_reference``: the rows other files list after the
+    reference's last (a stream's end): the reference part is empty by design."""
     settings, axes = job.settings, job.axes
     counted = Tally()
-    if isinstance(reference, LabelMatrix) and len(reference):  # none: a stream's rows past the reference's end
+    if isinstance(reference, LabelMatrix) and not past_the_reference:
         reference = reference.check_memberships()[0]
     systems = {name: [named_as_reference(reference, run) for run in runs]  # type: ignore[type-var]
                for name, runs in systems.items()}
@@ -139,8 +141,8 @@ def prepare(
             prediction: Data = align(reference, run, settings.missing, python, ids_checked)  # type: ignore[type-var]
             if reference.ids is None and files:
                 counted.notes += (f"{system}: rows aligned with the reference by position: neither file has sample ids",)
-            if isinstance(prediction, LabelMatrix) and not len(prediction):
-                pass  # nothing to check: a partition without samples (a stream's past the reference's end)
+            if isinstance(prediction, LabelMatrix) and past_the_reference and not len(prediction):
+                pass  # no sample at all in this part past the reference's end (only another file's rows)
             elif isinstance(prediction, LabelMatrix):
                 if axes.ranks_only:
                     prediction = prediction.check_scores()

@@ -33,15 +33,27 @@ from evalkit.reduction import Data, Tally, prepare, reduce_partition
 from evalkit.sources import load_source, with_classes
 from evalkit.table import CHUNK_ROWS
 
+#: Samples per chunk of a streamed item-list run: a sample holds many items (a file's events),
+#: so fewer samples make a chunk (1,000,000 event files peak at 246 MiB in chunks of 4,096,
+#: 345 MiB in chunks of 16,384, no faster: benchmarks/bench_stream_events.py).
+ITEM_ROWS = 4_096
+
+
+def chunk_rows(work: Work) -> int:
+    """Rows (samples) per chunk of a streamed run of this data."""
+    return CHUNK_ROWS if work.kind == "matrix" else ITEM_ROWS
+
 
 def chunks_of(
-    work: Work, source: Source, rows: int = CHUNK_ROWS, start: int = 0, stop: int | None = None,
+    work: Work, source: Source, rows: int = CHUNK_ROWS, start: int = 0, stop: int | None = None, whole: bool = False,
 ) -> Iterator[Data]:
     """The source's rows (samples) ``start`` to ``stop`` (to its end by default) as matrices (or
     item sets) of exactly ``rows`` rows (the last one shorter), with the classes
-    ``data.classes`` names or selects, as in memory."""
+    ``data.classes`` names or selects, as in memory. ``whole``: read the file whole, never
+    streamed by its loader (which asks for a file's rows together: a Dask task reads files in
+    any order)."""
     selected = None if source.role == "weights" else work.job.settings.classes  # weights: one value column
-    for chunk in _until(_chunks(work, source, rows, start), rows, None if stop is None else stop - start):
+    for chunk in _until(_chunks(work, source, rows, start, whole), rows, None if stop is None else stop - start):
         if isinstance(chunk, LabelMatrix):
             if selected is None and source.loader is not None:
                 not_times_or_ids(chunk.classes, chunk.source)
@@ -50,18 +62,18 @@ def chunks_of(
         start += len(chunk)
 
 
-def _chunks(work: Work, source: Source, rows: int, start: int) -> Iterator[Data]:
+def _chunks(work: Work, source: Source, rows: int, start: int, whole: bool) -> Iterator[Data]:
     """The source's rows from ``start`` in chunks of ``rows``: streamed by its loader, or read
     whole and cut (item lists: all of a file's classes in every chunk)."""
-    stream = optional(source.loader, "stream") if source.loader is not None else None
+    stream = optional(source.loader, "stream") if source.loader is not None and not whole else None
     if stream is not None and source.full is not None:
         parts: Iterator[Data] = stream(source.full, source.role, rows, start)
     else:  # read whole, then scored a chunk at a time
-        whole = load_source(
+        data = load_source(
             source.value, where=source.where, kind="matrix" if source.role == "weights" else work.kind, role=source.role,
             loader=source.loader, full=source.full,
         )
-        parts = (whole[s : s + rows] for s in range(start, len(whole), rows))
+        parts = (data[s : s + rows] for s in range(start, len(data), rows))
     return _rechunked(parts, rows)
 
 
@@ -134,7 +146,7 @@ class _Window:
     come, the chunks read joined once per hand-over."""
 
     def __init__(self, work: Work, source: Source, start: int, stop: int | None) -> None:
-        self.chunks = chunks_of(work, source, start=start, stop=stop)
+        self.chunks = chunks_of(work, source, chunk_rows(work), start, stop)
         self.where = source.where
         self.waiting: list[Data] = []  # read, not yet handed over
         self.last: str | None = None
@@ -213,7 +225,7 @@ def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: P
     weights = None if work.weights is None else _Window(work, work.weights, start, stop)
     partial = Partial(start)
 
-    def reduced(reference: Data, bound: str | None) -> None:
+    def reduced(reference: Data, bound: str | None, past: bool = False) -> None:
         systems = {name: [windows[name, run].upto(bound, len(reference), reference) for run in range(len(runs))]
                    for name, runs in work.systems.items()}
         matched = None if weights is None else weights.upto(bound, len(reference), reference)
@@ -221,12 +233,13 @@ def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: P
         if bound is None:
             for rows in [*(run for runs in systems.values() for run in runs), *([matched] if matched else [])]:
                 _check_length(reference, rows, start + partial.rows)
-        part, counted = prepare(job, reference, systems, matched, files=work.from_files, ids_checked=True)
+        part, counted = prepare(job, reference, systems, matched, files=work.from_files, ids_checked=True,
+                                past_the_reference=past)
         part.first_row = start + partial.rows
         partial.tally = partial.tally + counted + reduce_partition(job, part)
 
     like = None
-    for reference in chunks_of(work, work.reference, start=start, stop=stop):
+    for reference in chunks_of(work, work.reference, chunk_rows(work), start, stop):
         partial.last = check_sorted(reference, partial.last, start + partial.rows)
         if like is None:
             partial.first, partial.source, like = (reference.ids or (None,))[0], reference.source, reference[:0]
@@ -239,7 +252,7 @@ def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: P
         ahead = [last for left, last in (window.ahead() for window in others) if left and last is not None]
         if not ahead:
             break
-        reduced(like, min(ahead))
+        reduced(like, min(ahead), past=True)
     for window in others:
         if window.ahead()[0]:
             raise DataError(
@@ -263,4 +276,4 @@ def stream_tally(work: Work, progress: Progress | None = None) -> tuple[Tally, s
     if progress:  # the rows of the reference, as its file's header or size tells
         progress.start("streaming", budget.size_of(work.reference.value, work.reference.full).samples)
     total = reduce_rows(work, progress=progress)
-    return total.tally, f"streamed: {total.rows:,} samples read {CHUNK_ROWS:,} rows at a time"
+    return total.tally, f"streamed: {total.rows:,} samples read {chunk_rows(work):,} rows at a time"

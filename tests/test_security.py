@@ -105,7 +105,14 @@ def test_no_loader_unpickles():
             assert pickles == "False", f"{path}:{call.lineno}: np.load without allow_pickle=False"
         imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                     for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
-        assert not imported & {"pickle", "dill", "joblib", "marshal", "shelve", "cloudpickle"}, path
+        unpicklers = {"pickle", "dill", "joblib", "marshal", "shelve", "cloudpickle"}
+        if path.name == "dask_engine.py":
+            # The run's Work, pickled by the client itself and opened by its Dask workers (Dask
+            # pickles every task in any case): bytes from this process, never from a file.
+            loads = calls(tree, "pickle.loads")
+            assert [ast.unparse(c.args[0]) for c in loads] == ["shipped"], f"{path}: pickle.loads of what?"
+            unpicklers -= {"pickle"}
+        assert not imported & unpicklers, path
         for call in calls(tree, "yaml.load") + calls(tree, "yaml.unsafe_load") + calls(tree, "yaml.full_load"):
             raise AssertionError(f"{path}:{call.lineno}: {ast.unparse(call.func)}; use a SafeLoader")
         if path.parent.name == "evalkit_word2vec":

@@ -251,3 +251,36 @@ def test_a_dask_run_with_the_shipped_work_gives_the_in_memory_numbers(cluster, m
         # The groups add up in a tree, in another order than the whole sum in memory.
         for got, expected in zip(dask[key], want):
             assert (got is None and expected is None) or got == pytest.approx(expected, rel=1e-12, abs=1e-15), key
+
+
+def test_a_copy_in_this_process_keeps_components_of_a_registry_of_its_own():
+    """An Evaluator built with a registry of its own (a plugin registered in the process, not
+    installed) is deep-copied as it is (torch's clone, a checkpoint): its components are not
+    made again from the installed plugins, which do not have them."""
+    import copy
+
+    import numpy as np
+
+    from evalkit.discovery import build_registry, make_plugin_manager
+
+    class HalfMinimum(evalkit.plugin.BaseComponent):
+        """Half the minimum: a T-norm no installed plugin provides."""
+
+        name = "half_minimum"
+
+        def __call__(self, a, b):
+            return np.minimum(a, b) / 2
+
+    class Plugin:
+        @staticmethod
+        @evalkit.plugin.hookimpl
+        def evalkit_register_tnorms(register):
+            register(HalfMinimum)
+
+    registry = build_registry(*make_plugin_manager(extra={"evalkit-half:half": Plugin()}))
+    evaluator = evalkit.Evaluator(tnorm="half_minimum", registry=registry)
+    reference, prediction = np.array([[1.0, 0.5]]), np.array([[1.0, 1.0]])
+    evaluator.update(reference, prediction)
+    copied = copy.deepcopy(evaluator)
+    copied.update(reference, prediction)
+    assert copied.values() == evaluator.update(reference, prediction).values()

@@ -17,6 +17,8 @@ system that never predicts a class still lines up with the reference.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -25,7 +27,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import BaseComponent, DataError, Intervals, ItemSets, LabelMatrix, clean_text, csv_rows, text_lines
-from evalkit_segments.columnar import read_events
+from evalkit_segments.columnar import event_blocks, labels_in, read_events
+from evalkit_segments.event_stream import Block, Unhandled, samples
+
+#: Rows the exact reader checks and hands on at a time when it streams.
+BLOCK_ROWS = 65_536
+#: An event list's columns of filename, onset, offset and label, the line of its header (0:
+#: none), its number of columns and the column of its scores (None: none); see :func:`_layout`.
+Layout = tuple[list[int], int, int, int | None]
 
 #: Accepted header names of the four columns of an event list (case-insensitive).
 HEADER_NAMES = {
@@ -206,30 +215,121 @@ class EventListLoader(BaseComponent[EventListParams]):
     def load(self, path: Path, role: str) -> ItemSets:
         """Read column by column (:mod:`evalkit_segments.columnar`); a file that reader does not
         take is read row by row, which names the line of any problem."""
-        labels = self.params.labels
-        if labels is not None:
-            _classes(set(), labels, path)  # a label listed twice is an error either way
-        order, header_line, width, score_at = _layout(path)
+        order, header_line, width, score_at = self._layout(path)
+        fast = read_events(path, order, header_line, self.params.labels, separator(path)) if width == 4 else None
+        items = fast or self._load_rows(path, order, header_line, width, score_at)
+        assert isinstance(items.samples, Intervals), "both readers hold the events as columns"
+        items.samples.merge = self.params.merge
+        return items
+
+    def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[ItemSets]:
+        """The files from the ``start``-th (first-seen order, as :meth:`load` numbers them) as item
+        sets of at most ``rows`` files, read a block at a time (column by column, or row by row
+        from where that reader stops, as :meth:`load`), each with the classes of the whole list
+        (a first pass reads the label column alone). A file's rows must be together."""
+        layout = self._layout(path)
+        order, header_line, width, _ = layout
+        classes = self._all_classes(path, layout)
+        take = functools.partial(samples, classes=classes, rows=rows, source=str(path), merge=self.params.merge,
+                                 where=lambda line: f"{path}:{line}", earlier=functools.partial(self._earlier, path, layout))
+        given = 0
+        if width == 4:
+            try:
+                for chunk in take(event_blocks(path, order, header_line, classes, separator(path)), start=start):
+                    yield chunk
+                    given += len(chunk)
+                return
+            except Unhandled:  # read again row by row, past the files already given
+                pass
+        files = yield from take(self._blocks(path, layout, classes), start=start + given)
+        if not files:
+            raise _no_rows(path)
+
+    def _layout(self, path: Path) -> Layout:
+        """:func:`_layout`, once the parameters fit the list: a label listed twice, or a score
+        column without ``min_score``, is an error."""
+        if self.params.labels is not None:
+            _classes(set(), self.params.labels, path)  # a label listed twice is an error either way
+        layout = _layout(path)
+        score_at = layout[3]
         if score_at is not None and "min_score" not in self.params.model_fields_set:
             raise DataError(
                 f"{path}: column {score_at + 1} holds event scores; say which events count: "
                 f"{{path: {path.name}, loader: {{name: events, min_score: 0.5}}}} keeps those scoring at least 0.5, "
                 "min_score: null keeps every event (as sed_eval does)"
             )
-        fast = read_events(path, order, header_line, labels, separator(path)) if width == 4 else None
-        items = fast or self._load_rows(path, order, header_line, width, score_at)
-        assert isinstance(items.samples, Intervals), "both readers hold the events as columns"
-        items.samples.merge = self.params.merge
-        return items
+        return layout
+
+    def _all_classes(self, path: Path, layout: Layout) -> tuple[str, ...]:
+        """The classes :meth:`load` gives the whole list: the ``labels`` parameter, or every label
+        of an event row, sorted (those of events below ``min_score`` too). Read from the label
+        column alone, or row by row up to the first bad row (which the stream then names)."""
+        if self.params.labels is not None:
+            return tuple(self.params.labels)
+        order, header_line, width, _ = layout
+        seen = labels_in(path, order, header_line, width, separator(path))
+        if seen is None:
+            seen = set()
+            try:
+                for _, fields in _rows(path):
+                    if len(fields) == width and fields[order[3]] and any(fields[i] for i in order[1:]):
+                        seen.add(fields[order[3]])
+            except DataError:
+                pass
+        return _classes(seen, None, path)
+
+    def _blocks(self, path: Path, layout: Layout, classes: tuple[str, ...]) -> Iterator[Block]:
+        """The rows read one by one (:meth:`_records`), in blocks of :data:`BLOCK_ROWS`."""
+        column = {name: i for i, name in enumerate(classes)}
+        records = self._records(path, *layout)
+        while batch := list(itertools.islice(records, BLOCK_ROWS)):
+            lines, names, labels, onsets, offsets, counts = zip(*batch)
+            files: dict[str, int] = {}
+            file = np.array([files.setdefault(name, len(files)) for name in names], np.int64)
+            klass = np.array([column[label] if event else -1 for label, event in zip(labels, counts)], np.int64)
+            yield Block(tuple(files), file, klass, np.array(onsets, np.float64), np.array(offsets, np.float64),
+                        np.array(lines, np.int64))
+
+    def _earlier(self, path: Path, layout: Layout, name: str, line: int) -> int | None:
+        """The first line before ``line`` that lists file ``name`` (None: none does)."""
+        for at, filename, *_ in self._records(path, *layout):
+            if at >= line:
+                return None
+            if filename == name:
+                return at
+        return None
 
     def _load_rows(
         self, path: Path, order: list[int], header_line: int, width: int = 4, score_at: int | None = None,
     ) -> ItemSets:
-        labels = self.params.labels
-        known = set(labels) if labels is not None else None
         files: dict[str, int] = {}  # first-seen order
         events: list[tuple[int, str, float, float]] = []  # in file order, not merged: event metrics count them
         dropped: set[str] = set()
+        for _, filename, label, onset, offset, counts in self._records(path, order, header_line, width, score_at):
+            file = files.setdefault(filename, len(files))
+            if counts:
+                events.append((file, label, onset, offset))
+            elif label:
+                dropped.add(label)  # scored below min_score: the file and the class stay
+        if not files:
+            raise _no_rows(path)
+        classes = _classes({label for _, label, _, _ in events} | dropped, self.params.labels, path)
+        column = {label: i for i, label in enumerate(classes)}
+        file_of, label_of, onsets, offsets = zip(*events) if events else ((), (), (), ())
+        intervals = Intervals(
+            np.array(file_of, np.int64), np.array([column[c] for c in label_of], np.int64),
+            np.array(onsets, np.float64), np.array(offsets, np.float64), len(files), len(classes),
+        )
+        return ItemSets(intervals, classes, tuple(files), str(path))
+
+    def _records(
+        self, path: Path, order: list[int], header_line: int, width: int = 4, score_at: int | None = None,
+    ) -> Iterator[tuple[int, str, str, float, float, bool]]:
+        """(line, filename, label, onset, offset, counts) of every row, checked; a file without
+        events has an empty label; ``counts`` is False for such a row and for an event scored below
+        ``min_score``."""
+        labels = self.params.labels
+        known = set(labels) if labels is not None else None
         rows = (row for row in _rows(path) if row[0] > header_line)
         for line, fields in rows:
             where = f"{path}:{line}"
@@ -241,7 +341,7 @@ class EventListLoader(BaseComponent[EventListParams]):
                 if not filename:
                     raise DataError(f"{where}: empty filename")
                 _not_space_separated(filename, path, where)
-                files.setdefault(filename, len(files))
+                yield line, filename, "", math.nan, math.nan, False
                 continue
             if len(fields) != width:
                 raise DataError(
@@ -256,24 +356,8 @@ class EventListLoader(BaseComponent[EventListParams]):
             if offset < onset:
                 raise DataError(f"{where}: offset {offset_text} is before onset {onset_text}")
             _check_label(label, known, where)
-            file = files.setdefault(filename, len(files))
-            if score_at is not None and not self._counts(fields[score_at], where):
-                dropped.add(label)  # scored below min_score: the file and the class stay
-                continue
-            events.append((file, label, onset, offset))
-        if not files:
-            raise DataError(
-                f"{path}: no rows; expected rows of filename, onset, offset, event_label (a file "
-                "without events as a row with only its filename)"
-            )
-        classes = _classes({label for _, label, _, _ in events} | dropped, labels, path)
-        column = {label: i for i, label in enumerate(classes)}
-        file_of, label_of, onsets, offsets = zip(*events) if events else ((), (), (), ())
-        intervals = Intervals(
-            np.array(file_of, np.int64), np.array([column[c] for c in label_of], np.int64),
-            np.array(onsets, np.float64), np.array(offsets, np.float64), len(files), len(classes),
-        )
-        return ItemSets(intervals, classes, tuple(files), str(path))
+            counts = score_at is None or self._counts(fields[score_at], where)
+            yield line, filename, label, onset, offset, counts
 
     def _counts(self, text: str, where: str) -> bool:
         """Whether an event of this score counts (``min_score``)."""
@@ -283,7 +367,14 @@ class EventListLoader(BaseComponent[EventListParams]):
         return self.params.min_score is None or score >= self.params.min_score
 
 
-def _layout(path: Path) -> tuple[list[int], int, int, int | None]:
+def _no_rows(path: Path) -> DataError:
+    return DataError(
+        f"{path}: no rows; expected rows of filename, onset, offset, event_label (a file "
+        "without events as a row with only its filename)"
+    )
+
+
+def _layout(path: Path) -> Layout:
     """The columns of filename, onset, offset and label, the line of the header (0: none), the
     number of columns (4, or 5 with a score or an ignored field) and the score's column (None:
     none). A first row that looks like a header but names other columns is an error. Without a
