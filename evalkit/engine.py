@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from evalkit.axes import Axes, Combination, unweighted
+from evalkit.blas import one_thread
 from evalkit.errors import DataError, PluginContractError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
@@ -136,6 +137,14 @@ def reduce(
     refused = unweighted(axes.data_metrics) if weights is not None else None
     if refused:
         raise DataError(refused)
+    with one_thread():
+        return _reduced(axes, reference, predictions, weights, draws, progress)
+
+
+def _reduced(
+    axes: Axes, reference: Any, predictions: Sequence[Any], weights: np.ndarray | None, draws: Sequence[Draw],
+    progress: Progress | None,
+) -> tuple[list[Sums], list[Replicates]]:
     sums = [Sums({}, []) for _ in predictions]
     replicates = [Replicates() for _ in draws]
     n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
