@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import operator
-import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -546,9 +545,12 @@ def paired_bootstrap_p_value(differences: np.ndarray, observed) -> np.ndarray:
 
 
 def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Kendall's τ-b between two measures over the same systems, and its two-sided p-value
-    (:func:`scipy.stats.kendalltau`: exact for small tie-free samples, else the normal
-    approximation).
+    """Kendall's τ-b between two measures over the same systems, and its two-sided p-value:
+    exact for tie-free rankings of up to 33 systems (or with at most one discordant or
+    concordant pair), else the normal approximation with the variance corrected for ties (Kendall,
+    "Rank Correlation Methods", 1970; the choices of :func:`scipy.stats.kendalltau`, which the
+    tests compare with). Computed here, without scipy, whose import took 0.68 s of a cold
+    ``evalkit run`` with rank agreement.
 
     Why τ-b: measures tie (two systems at the same score), and τ-b corrects for ties in either
     ranking. Pairs where either value is non-finite are left out (a measure undefined for a
@@ -564,11 +566,51 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         )
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
-    if len(x) < 2 or x.min() == x.max() or y.min() == y.max():
+    n = len(x)
+    if n < 2 or x.min() == x.max() or y.min() == y.max():
         return math.nan, math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from scipy import stats as scipy_stats
+    pairs = n * (n - 1) // 2
+    s, dis = 0, 0  # concordant less discordant pairs; discordant pairs
+    for start in range(0, n, 1024):  # rows of the pair matrices a block at a time: memory n x 1024
+        rows = slice(start, start + 1024)
+        sx, sy = np.sign(x[rows, None] - x[None, :]), np.sign(y[rows, None] - y[None, :])
+        product = sx * sy
+        s += int(product.sum())
+        dis += int((product < 0).sum())
+    s, dis = s // 2, dis // 2  # each pair was seen from both ends
+    x_ties, x_pairs, x_variance = _ties(x)
+    y_ties, y_pairs, y_variance = _ties(y)
+    tau = min(1.0, max(-1.0, s / math.sqrt(pairs - x_ties) / math.sqrt(pairs - y_ties)))
+    if not x_ties and not y_ties and (n <= 33 or min(dis, pairs - dis) <= 1):
+        return tau, _kendall_exact_p(n, min(dis, pairs - dis))
+    m = n * (n - 1.0)
+    variance = (m * (2 * n + 5) - x_variance - y_variance) / 18 + 2 * x_ties * y_ties / m
+    if n > 2:
+        variance += x_pairs * y_pairs / (9 * m * (n - 2))
+    z = abs(s) / math.sqrt(variance)
+    return tau, min(1.0, math.erfc(z / math.sqrt(2)))  # 2 P(Z > |z|)
 
-        tau, p = scipy_stats.kendalltau(x, y)  # unpacked: `.statistic` is scipy >= 1.10 only
-    return float(tau), float(p)
+
+def _ties(values: np.ndarray) -> tuple[int, float, float]:
+    """For the groups of t equal values: Σ t(t-1)/2 (tied pairs), Σ t(t-1)(t-2) and
+    Σ t(t-1)(2t+5), the terms of τ-b's variance under ties."""
+    t = np.unique(values, return_counts=True)[1].astype(np.int64)
+    t = t[t > 1]
+    return int((t * (t - 1) // 2).sum()), float((t * (t - 1.0) * (t - 2)).sum()), float((t * (t - 1.0) * (2 * t + 5)).sum())
+
+
+def _kendall_exact_p(n: int, c: int) -> float:
+    """Two-sided exact p of τ with ``c`` the fewer of the discordant and concordant pairs, n
+    systems, no ties: twice the share of the n! orderings with at most c inversions (the number
+    of permutations of n with i inversions, by the recurrence M(n, i) = Σ_{k<n} M(n-1, i-k)), in
+    exact integers; 1 at the centre of the distribution."""
+    if n <= 2 or 4 * c >= n * (n - 1):
+        return 1.0
+    counts = [1] + [0] * c  # permutations of 1 element: one, with no inversion
+    for size in range(2, n + 1):
+        running, grown = 0, []
+        for i in range(c + 1):  # M(size, i) = Σ_{k=0}^{size-1} M(size-1, i-k): a window sum
+            running += counts[i] - (counts[i - size] if i >= size else 0)
+            grown.append(running)
+        counts = grown
+    return min(1.0, 2 * sum(counts) / math.factorial(n))
