@@ -140,6 +140,12 @@ def _pairs_output(guard: Guarded, out: Any, args: tuple, kwargs: dict) -> np.nda
     return guard._unit_interval(f"pairs() of {len(xs)} pairs", out, (len(xs),)).astype(np.float64, copy=False)
 
 
+def _matrices_output(guard: Guarded, out: Any, args: tuple, kwargs: dict) -> np.ndarray:
+    sizes = np.asarray((*args, *kwargs.values())[1], dtype=np.intp)
+    call = f"matrices() of {len(sizes)} groups"
+    return guard._unit_interval(call, out, (int((sizes**2).sum()),)).astype(np.float64, copy=False)
+
+
 def _ratio_output(guard: Guarded, out: Any, args: tuple, kwargs: dict) -> tuple[np.ndarray, np.ndarray]:
     ref = (*args, *kwargs.values())[0]
     shape = np.shape(ref)
@@ -168,7 +174,7 @@ def _same_length(guard: Guarded, args: tuple, kwargs: dict) -> None:
 
 
 class GuardedSimilarity(Guarded):
-    _checks = {"matrix": _matrix_output, "pairs": _pairs_output}
+    _checks = {"matrix": _matrix_output, "pairs": _pairs_output, "matrices": _matrices_output}
     _before = {"pairs": _same_length}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any, overload
 
 import numpy as np
@@ -202,7 +203,7 @@ class ItemSets:
 
     def by_sample(self, side: str) -> dict[str, list[Any]]:
         """``{"<side>:<sample>": all its items}``, for similarities that check their vocabulary."""
-        return {f"{side}:{self.sample_name(i)}": [x for cell in s for x in cell] for i, s in enumerate(self.samples)}
+        return {f"{side}:{self.sample_name(i)}": list(chain.from_iterable(s)) for i, s in enumerate(self.samples)}
 
     @classmethod
     def from_python(

@@ -47,6 +47,16 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "are scored in one call instead of one `matrix` each", "(xs, ys)",
         ),
         OptionalMember(
+            "block_items", None, "cells of at least this many items (G ⧺ P) are scored one `matrix` "
+            "each, smaller ones in one batched `pairs` call (None: 64); a similarity whose `matrix` "
+            "costs little per call (rapidfuzz's `cdist`) sets 1",
+        ),
+        OptionalMember(
+            "matrices", None, "`matrix(g, g)` of every consecutive group of `sizes` items, flattened "
+            "row-major and concatenated: the cells scored as matrices are scored in one call per "
+            "chunk instead of one each", "(items, sizes)",
+        ),
+        OptionalMember(
             "check", None, "called once per system with `{sample id: [items]}` of both sides, to "
             "reject unusable items with the samples they occur in before anything is computed",
             "(samples)",

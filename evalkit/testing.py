@@ -380,10 +380,11 @@ def check_similarity(
     the same list object twice gives the same matrix as passing a copy; the inputs are not
     modified; with ``symmetric``, ``matrix(ys, xs)`` is the transpose of ``matrix(xs, ys)``; and,
     if the similarity has ``pairs``, ``pairs(xs, ys)`` equals the matrix on every (x, y) pair,
-    with shape (len(xs),) (also for empty lists).
+    with shape (len(xs),) (also for empty lists); if it has ``matrices``, it equals the
+    concatenated ``matrix(g, g)`` of each group (an empty group included).
 
     Args:
-        similarity: an instance with ``matrix`` (and optionally ``pairs``).
+        similarity: an instance with ``matrix`` (and optionally ``pairs``, ``matrices``).
         items: at least two items it accepts; include duplicates and edge cases (for strings:
             the empty string, non-ASCII text) to exercise more.
         symmetric: also check that sim(x, y) = sim(y, x).
@@ -457,6 +458,20 @@ def check_similarity(
         empty = np.asarray(pairs([], [])).shape
         if empty != (0,):
             _fail(similarity, kind, f"pairs([], []) has shape {empty}, expected (0,)")
+
+    matrices = optional(similarity, "matrices")
+    if matrices is not None:
+        groups = [xs, [], ys, xs[:1]]
+        want = np.concatenate([matrix(g, g).ravel() for g in groups])
+        got = np.asarray(matrices([x for g in groups for x in g], [len(g) for g in groups]))
+        if got.shape != want.shape:
+            _fail(similarity, kind, f"matrices() of groups of {[len(g) for g in groups]} items has "
+                  f"shape {got.shape}, expected {want.shape}")
+        bad = ~(np.abs(got - want) <= atol)
+        if bad.any():
+            k = int(np.argwhere(bad)[0][0])
+            _fail(similarity, kind, f"matrices() gives {float(got[k])!r} where matrix() of each "
+                  f"group gives {float(want[k])!r} (value {k} of the concatenation)")
 
 
 # ---------------------------------------------------------------------------------------------

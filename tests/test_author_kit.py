@@ -167,3 +167,26 @@ def test_check_averaging_catches_zero_division_and_class_order():
         check_averaging(IgnoresZeroDivision(IgnoresZeroDivision.Params()))
     with pytest.raises(AssertionError, match=r"^averaging first_class: precision changes when the classes are permuted"):
         check_averaging(FirstClassOnly(FirstClassOnly.Params()))
+
+
+class OffByOneGroup:
+    """Exact matching, whose batched ``matrices`` scores every group as the first items instead."""
+
+    name = "off_by_one_group"
+
+    def __init__(self, params=None):
+        self.params = params
+
+    def matrix(self, xs, ys):
+        return np.array([[float(x == y) for y in ys] for x in xs]).reshape(len(xs), len(ys))
+
+    def matrices(self, items, sizes):
+        return np.concatenate([self.matrix(items[:k], items[:k]).ravel() for k in sizes])
+
+
+def test_check_similarity_compares_batched_matrices_with_matrix():
+    from evalkit.testing import check_similarity
+
+    with pytest.raises(AssertionError, match=r"^similarity off_by_one_group: matrices\(\) gives 1\.0 where matrix\(\) "
+                       r"of each group gives 0\.0"):
+        check_similarity(OffByOneGroup(), ["a", "a", "b"])  # its group ["b", "a"] is scored as ["a", "a"]

@@ -182,3 +182,17 @@ def test_an_os_error_naming_a_file_is_a_data_error(monkeypatch, registry, raised
                          registry=registry)
     if expected is DataError:
         assert re.search(rf"similarity 'bad_similarity' {WHO}: cannot read /nonexistent/model.bin \(No such", str(caught.value))
+
+
+@pytest.mark.parametrize(
+    ("matrices", "problem"),
+    [
+        (lambda self, items, sizes: np.ones(sum(k * k for k in sizes) - 1), r"returned shape"),  # one too few
+        (lambda self, items, sizes: np.full(sum(k * k for k in sizes), 2.0), r"returned 2\.0 at index"),
+    ],
+)
+def test_batched_matrices_are_checked_like_matrix(monkeypatch, registry, matrices, problem):
+    monkeypatch.setattr(BadSimilarity, "matrices", matrices, raising=False)
+    with pytest.raises(PluginContractError, match=rf"similarity 'bad_similarity' {WHO}: matrices\(\) of \d+ groups {problem}"):
+        evalkit.evaluate(ITEMS, ITEMS, representation="soft_cardinality", similarity="bad_similarity",
+                         registry=registry)

@@ -234,7 +234,7 @@ def test_matrix_similarity_from_a_csv_next_to_the_config(tmp_path: Path):
 
 
 def test_large_documents_are_scored_as_blocks_with_the_same_values(monkeypatch):
-    """Documents above BLOCK_ITEMS items use one matrix; below, batched pairs: same numbers."""
+    """Documents of block_items items or more use one matrix; below, batched pairs: same numbers."""
     import evalkit.cells
 
     rng = np.random.default_rng(9)
@@ -244,7 +244,13 @@ def test_large_documents_are_scored_as_blocks_with_the_same_values(monkeypatch):
     kwargs = dict(similarity="levenshtein", averaging="none", metrics=CARDS)
     mixed = evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)
     crisp_star = evalkit.evaluate(docs, preds, representation="threshold_match", **kwargs)
-    monkeypatch.setattr(evalkit.cells, "BLOCK_ITEMS", 10**9)  # everything as pairs
+    monkeypatch.setattr(evalkit.cells, "CHUNK_VALUES", 1)  # one cell's matrix per chunk: the same sums
+    for key, value in evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs).items():
+        np.testing.assert_array_equal(value, mixed[key])
+    from evalkit_strings import StringSimilarity
+
+    monkeypatch.setattr(evalkit.cells, "BLOCK_ITEMS", 10**9)
+    monkeypatch.setattr(StringSimilarity, "block_items", 10**9)  # everything as pairs
     for key in CARDS:
         soft_value = evalkit.evaluate(docs, preds, representation="soft_cardinality", **kwargs)[key]
         np.testing.assert_allclose(soft_value, mixed[key], rtol=1e-12)

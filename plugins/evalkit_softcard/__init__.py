@@ -65,16 +65,10 @@ class SoftCardinality(BaseComponent[SoftCardinalityParams]):
         union = np.zeros(n)  # Σ_j sim^p over G ⧺ P, per item
         own = np.zeros(n)  # Σ_j sim^p over the item's own set
         blocks = cells.as_blocks(similarity)
-        for cell in np.flatnonzero(blocks):
-            start, g, k = cells.offset[cell], cells.n_ref[cell], cells.size[cell]
-            items = cells.items[start : start + k].tolist()
-            sim = power(np.asarray(similarity.matrix(items, items), dtype=np.float64), p)
-            # Each element read once: own-set sums, plus the other set's for the union. (Not BLAS:
-            # its idle threads spin and slow the similarity's own threads down by half.)
-            own[start : start + g] = np.einsum("ij->i", sim[:g, :g])
-            own[start + g : start + k] = np.einsum("ij->i", sim[g:, g:])
-            union[start : start + g] = own[start : start + g] + np.einsum("ij->i", sim[:g, g:])
-            union[start + g : start + k] = own[start + g : start + k] + np.einsum("ij->i", sim[g:, :g])
+        for rows, sim in cells.matrices(similarity, np.flatnonzero(blocks)):
+            to_ref, to_pred = cells.side_sums(rows, power(sim, p))
+            own[rows] = np.where(cells.in_ref[rows], to_ref, to_pred)
+            union[rows] = to_ref + to_pred
         i, j = cells.pairs(np.flatnonzero(~blocks), cross=False)
         symmetric = optional(similarity, "symmetric")
         if symmetric:

@@ -143,6 +143,10 @@ class StringSimilarity(BaseComponent[P]):
     #: about 0.1 ms, which is 35 times a whole 5 × 5 Levenshtein matrix (measured on 2 cores;
     #: the results are identical either way).
     parallel_pairs: ClassVar[int] = 200_000
+    #: Every cell is scored as one ``cdist`` matrix: per call it costs about as much as preparing
+    #: its items, and SIMD makes a small document's matrix several times faster than the same
+    #: pairs from ``cpdist`` (issue 25: 0.93 s against 6.43 s over 100,000 documents).
+    block_items: ClassVar[int] = 1
 
     def scorer_kwargs(self) -> dict[str, Any]:
         return {}
@@ -156,6 +160,14 @@ class StringSimilarity(BaseComponent[P]):
             DataError: an item is not a string.
         """
         items = list(items)
+        p = self.params
+        try:
+            # ASCII text is its own NFC form and has no accents: only case and whitespace apply.
+            ascii_only = "".join(items).isascii()
+        except TypeError:  # not all strings: the checks below name the first offending item
+            ascii_only = False
+        if ascii_only and not (p.case_fold or p.normalize_whitespace):
+            return items
         try:
             # Each distinct string is prepared once: batched pairs repeat every item many times.
             distinct = list(dict.fromkeys(items))
@@ -164,7 +176,6 @@ class StringSimilarity(BaseComponent[P]):
         for item in distinct:
             if not isinstance(item, str):
                 raise _not_text(self.name, item)
-        p = self.params
         out = [unicodedata.normalize("NFC", s) for s in distinct]
         if p.case_fold:
             out = [s.casefold() for s in out]
@@ -198,6 +209,22 @@ class StringSimilarity(BaseComponent[P]):
         )
         return self._finish_matrix(out, a, b)
 
+    def matrices(self, items: Sequence[Any], sizes: Sequence[int]) -> Array:
+        """``matrix(g, g)`` of each consecutive group of ``sizes`` items, flattened and
+        concatenated: the items are prepared once, then one ``cdist`` per group (many small
+        documents cost one Python-level call each, not four)."""
+        a = self.prepare(items)
+        out = np.empty(sum(k * k for k in sizes))
+        scorer, kwargs = type(self).scorer, self.scorer_kwargs()
+        start = end = 0
+        for k in sizes:
+            group = a[start : start + k]
+            block = process.cdist(group, list(group), scorer=scorer, scorer_kwargs=kwargs, dtype=np.float64,
+                                  workers=self._workers(k * k))
+            out[end : end + k * k] = self._finish_matrix(block, group, group).ravel()
+            start, end = start + k, end + k * k
+        return out
+
     def pairs(self, xs: Sequence[Any], ys: Sequence[Any]) -> Array:
         """Element-wise similarities sim(xs[i], ys[i]), float64 of shape (len(xs),)."""
         if len(xs) != len(ys):
@@ -216,6 +243,12 @@ class StringSimilarity(BaseComponent[P]):
         Raises:
             DataError: naming the first offending item and its sample, and how many there are.
         """
+        try:  # a C-level pass over each sample's items, which raises only on a non-string
+            for items in samples.values():
+                "".join(items)
+            return
+        except TypeError:
+            pass
         bad = [(sid, item) for sid, items in samples.items() for item in items
                if not isinstance(item, str)]
         if bad:
