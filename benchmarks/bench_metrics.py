@@ -2,7 +2,7 @@
 
 Run as a script, not a test::
 
-    python benchmarks/bench_metrics.py [--repeat 5] [--sklearn-repeat 1] [--scale 1.0]
+    python benchmarks/bench_metrics.py [--repeat 5] [--sklearn-repeat 1] [--scale 1.0] [--only soft|crisp]
 
 Two seeded workloads: 1,000,000 x 17 soft labels (float32 memberships; average precision
 ranks the predictions against the reference thresholded at 0.5) and 100,000 x 527 crisp ones
@@ -134,6 +134,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sklearn-repeat", type=int, default=1)
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the rows (a quick look)")
+    parser.add_argument("--only", choices=["soft", "crisp"], help="one workload of the two")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # zero divisions on empty columns: scikit-learn's and ours alike
     print(f"best of {args.repeat} interleaved rounds (scikit-learn: {args.sklearn_repeat}); times in ms\n")
@@ -141,6 +142,8 @@ def main() -> None:
           "| metrics / floor | sklearn / metrics |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for data, (ref, pred) in workloads(args.scale).items():
+        if args.only and args.only not in data:
+            continue
         for function, fns in contenders(ref, pred).items():
             t = interleaved(fns, args.repeat, args.sklearn_repeat)
             print(f"| {data} | {function} | {t['metrics'] * 1e3:.1f} | {t['Evaluator'] * 1e3:.1f} "
