@@ -19,6 +19,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -68,8 +69,13 @@ class Targets:
     ref: np.ndarray
     pred: np.ndarray
     kind: str  # scikit-learn's type of target: "binary", "multiclass" or "multilabel"
-    soft: bool  # some membership strictly between 0 and 1
     counts: bool = True  # support is an integer count (scikit-learn's dtype; see _targets)
+
+    @cached_property
+    def soft(self) -> bool:
+        """Some membership strictly between 0 and 1: looked at only when it matters (the dtype
+        of support), since it reads both sides."""
+        return _is_soft(self.ref) or _is_soft(self.pred)
 
 
 @dataclass(frozen=True)
@@ -152,8 +158,13 @@ def _pair(y_true: Any, y_pred: Any, second: str = "y_pred") -> tuple[np.ndarray,
 
 
 def _is_soft(y: np.ndarray) -> bool:
-    """Float values that are not whole numbers: memberships, not class labels."""
-    return y.dtype.kind == "f" and bool((y != np.round(y)).any())
+    """Float values that are not whole numbers: memberships, not class labels. Read a block of
+    rows at a time (about 64k values), so soft data answers at its first block and nothing the
+    size of ``y`` is built."""
+    if y.dtype.kind != "f" or not y.size:
+        return False
+    step = max(1, 2**16 * len(y) // y.size)
+    return any(bool((block != np.round(block)).any()) for block in (y[i : i + step] for i in range(0, len(y), step)))
 
 
 def _weights(sample_weight: Any, n: int, nonzero: bool = True, column: bool = False) -> np.ndarray | None:
@@ -198,14 +209,21 @@ def _plain(values: Any) -> list[Any]:
     ]
 
 
+def _floats(y: np.ndarray) -> np.ndarray:
+    """``y`` itself when float32 or float64 (the Evaluator reads both, summing in float64), else
+    one cast to float64."""
+    return y if y.dtype in (np.float32, np.float64) else y.astype(np.float64)
+
+
 def _memberships(y: np.ndarray, name: str) -> np.ndarray:
-    """``y`` as float memberships, each in [0, 1] (0/1 for crisp indicators)."""
+    """``y`` as float memberships (:func:`_floats`), each in [0, 1] (0/1 for crisp indicators).
+    Checked by a minimum and a maximum; a mask is built only to say where a bad value is."""
     try:
-        values = y.astype(np.float64)
+        values = _floats(y)
     except (TypeError, ValueError):
         raise ValueError(f"{name}: expected memberships in [0, 1] (numbers), got {y.dtype} values") from None
-    bad = ~((values >= 0) & (values <= 1))
-    if bad.any():
+    if values.size and not (values.min() >= 0 and values.max() <= 1):
+        bad = ~((values >= 0) & (values <= 1))
         raise ValueError(
             f"{name}: memberships (soft labels, or 0/1 indicators) lie in [0, 1]; got {values[bad][0]:g} at {_at(bad)}"
         )
@@ -256,7 +274,7 @@ def _targets(
     # scikit-learn's support of 1-D labels is float when no sample is right (its counts then
     # pass through a float array): the same dtype here.
     right = bool((true == pred).any())
-    return Targets(_one_hot(true, chosen), _one_hot(pred, chosen), kind, False, right)
+    return Targets(_one_hot(true, chosen), _one_hot(pred, chosen), kind, right)
 
 
 def _of_kind(labels: list[Any], text: bool) -> list[Any]:
@@ -305,7 +323,7 @@ def _soft_binary(
                 out[:, j] = mu if label == 1 else 1 - mu
         return out
 
-    return Targets(columns(true), columns(pred), "binary", True)
+    return Targets(columns(true), columns(pred), "binary", counts=False)  # support is a mass
 
 
 def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None, average: str | None) -> Targets:
@@ -316,9 +334,11 @@ def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None
             "Target is multilabel-indicator but average='binary'. Please choose another average setting, "
             "one of [None, 'micro', 'macro', 'weighted', 'samples']."
         )
-    columns = list(range(true.shape[1])) if labels is None else _columns(list(labels), true.shape[1])
-    ref, pred_ = _memberships(true[:, columns], "y_true"), _memberships(pred[:, columns], "y_pred")
-    return Targets(ref, pred_, "multilabel", _is_soft(ref) or _is_soft(pred_))
+    if labels is not None:  # a copy of the columns asked for, unless they are all of them in order
+        columns = _columns(list(labels), true.shape[1])
+        if columns != list(range(true.shape[1])):
+            true, pred = true[:, columns], pred[:, columns]
+    return Targets(_memberships(true, "y_true"), _memberships(pred, "y_pred"), "multilabel")
 
 
 # --------------------------------------------------------------------------------- evaluation
@@ -327,10 +347,11 @@ def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None
 def _evaluate(
     ref: np.ndarray, pred: np.ndarray, metrics: Sequence[Spec], weights: np.ndarray | None, *,
     averaging: str = "micro", zero_division: float = 0.0, tnorm: Spec = "minimum", representation: Spec = "fuzzy",
-) -> tuple[list[str], dict[str, Any]]:
-    """One evaluator update of the columns: the labels of the metrics, and each value the
+) -> tuple[list[str], dict[str, Any], dict[str, np.ndarray]]:
+    """One evaluator update of the columns: the labels of the metrics, each value the
     evaluator reports by its name (an array, one value per column, for ``averaging="none"``
-    and per-class data metrics)."""
+    and per-class data metrics), and the (weighted) mass of each column on each side, read
+    from the evaluator's state (empty without set metrics)."""
     classes = [f"label {j}" for j in range(ref.shape[1])]
     evaluator = Evaluator(
         representation=representation, tnorm=tnorm, averaging=averaging, metrics=list(metrics),
@@ -340,6 +361,8 @@ def _evaluate(
         values = evaluator.update(ref, pred, sample_weight=weights).values()
     except DataError as exc:  # bad data is a ValueError here, as in scikit-learn
         raise ValueError(str(exc)) from None
+    summary = next(iter(evaluator.state().summaries.values()), None)
+    masses = {} if summary is None else {"ref": summary.ref, "pred": summary.pred}
     column = {name: j for j, name in enumerate(classes)}
     out: dict[str, Any] = {}
     for measure, value in values.items():
@@ -347,7 +370,7 @@ def _evaluate(
             out.setdefault(measure.metric, value)
         else:
             out.setdefault(measure.metric, np.zeros(len(classes)))[column[measure.class_]] = value
-    return [c.label for c in evaluator.axes.metrics], out
+    return [c.label for c in evaluator.axes.metrics], out, masses
 
 
 def _columns(labels: list[Any], k: int) -> list[int]:
@@ -398,12 +421,13 @@ def _f_spec(beta: float) -> tuple[str, Spec]:
 def _set_scores(
     targets: Targets, wanted: dict[str, Spec], average: str | None, weights: np.ndarray | None,
     zero_division: Any, tnorm: Spec, representation: Spec,
-) -> dict[str, Any]:
-    """Each wanted metric under ``average``: a float, or one value per label for None."""
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Each wanted metric under ``average`` (a float, or one value per label for None), and the
+    mass of each label on each side (:func:`_evaluate`)."""
     if targets.ref.shape[1] == 0:
-        return _no_labels(wanted, average, zero_division)
+        return _no_labels(wanted, average, zero_division), {"ref": np.zeros(0), "pred": np.zeros(0)}
     specs = list({_key(spec): spec for spec in wanted.values()}.values())  # F-beta may be precision itself
-    labels, got = _evaluate(
+    labels, got, masses = _evaluate(
         targets.ref, targets.pred, [*specs, *(["card_ref"] if average is None else [])], weights,
         averaging=_averaging(average), zero_division=_zero_division(zero_division), tnorm=tnorm,
         representation=representation,
@@ -415,7 +439,7 @@ def _set_scores(
     }
     if average is None:
         out["support"] = got["card_ref"]  # |G| per label: the sample count of crisp labels
-    return out
+    return out, masses
 
 
 def _no_labels(wanted: dict[str, Spec], average: str | None, zero_division: Any) -> dict[str, Any]:
@@ -436,18 +460,21 @@ def _key(spec: Spec) -> str:
     return spec if isinstance(spec, str) else repr(sorted(spec.items()))
 
 
-def _warn_undefined(targets: Targets, names: Sequence[str], average: str | None, weights: np.ndarray | None) -> None:
+def _warn_undefined(
+    targets: Targets, names: Sequence[str], average: str | None, weights: np.ndarray | None,
+    masses: dict[str, np.ndarray],
+) -> None:
     """scikit-learn's UndefinedMetricWarning for each metric with a 0/0 among what is averaged:
-    the whole data (micro, binary), a label (macro, weighted, None) or a sample (samples). A
-    sample of weight 0 weighs nothing on either side, as in scikit-learn."""
+    the whole data (micro, binary), a label (macro, weighted, None) or a sample (samples). The
+    labels' ``masses`` are the evaluator's (no second pass over the data); a sample's are summed
+    here. A sample of weight 0 weighs nothing on either side, as in scikit-learn."""
     averaging = _averaging(average)
     mass = {}
     for side, values in (("ref", targets.ref), ("pred", targets.pred)):
         if averaging == "samples":
             mass[side] = values.sum(axis=1) if weights is None else values.sum(axis=1) * weights
         else:
-            per_label = values.sum(axis=0) if weights is None else weights @ values
-            mass[side] = np.array([per_label.sum()]) if averaging == "micro" else per_label
+            mass[side] = np.array([masses[side].sum()]) if averaging == "micro" else masses[side]
     part, lacking = ("sample", "labels") if averaging == "samples" else ("label", "samples")
     where = "due to" if len(mass["ref"]) == 1 else f"in {part}s with"
     for name in dict.fromkeys(names):
@@ -490,12 +517,12 @@ def precision_recall_fscore_support(
     targets = _targets(y_true, y_pred, labels, pos_label, average)
     weights = _weights(sample_weight, len(targets.ref))
     wanted = {"precision": "precision", "recall": "recall", "f-score": f_spec}
-    got = _set_scores(targets, wanted, average, weights, zero_division, tnorm, representation)
+    got, masses = _set_scores(targets, wanted, average, weights, zero_division, tnorm, representation)
     if zero_division == "warn":
         warned = [m for m in ("precision", "recall") if m in warn_for]
         if f_is == "f-score" and "f-score" in warn_for:
             warned.append("f-score")
-        _warn_undefined(targets, warned, average, weights)
+        _warn_undefined(targets, warned, average, weights, masses)
     support = None
     if average is None:
         support = np.asarray(got["support"], dtype=np.float64)
@@ -513,10 +540,10 @@ def _one(
     _zero_division(zero_division)
     targets = _targets(y_true, y_pred, labels, pos_label, average)
     weights = _weights(sample_weight, len(targets.ref))
-    value = _set_scores(targets, {name: spec}, average, weights, zero_division, tnorm, representation)[name]
+    got, masses = _set_scores(targets, {name: spec}, average, weights, zero_division, tnorm, representation)
     if zero_division == "warn" and warns:
-        _warn_undefined(targets, [name], average, weights)
-    return value
+        _warn_undefined(targets, [name], average, weights, masses)
+    return got[name]
 
 
 @suggest_keywords
@@ -673,11 +700,11 @@ def average_precision_score(
 def _ap_columns(true: np.ndarray, score: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     """The AP of each column, by evalkit's ``map`` (a column without positive weight gets 0,
     with scikit-learn's warning)."""
-    positives = true.sum(axis=0) if weights is None else weights @ true.astype(np.float64)
+    positives = true.sum(axis=0) if weights is None else weights @ true
     if (positives == 0).any():
         warnings.warn(
             "No positive class found in y_true, recall is set to one for all thresholds.", UserWarning,
             stacklevel=_outside(),
         )
-    got = _evaluate(true.astype(np.float64), score.astype(np.float64), [{"name": "map", "per_class": True}], weights)[1]
+    got = _evaluate(_floats(true), _floats(score), [{"name": "map", "per_class": True}], weights)[1]
     return np.asarray(got["map_per_class"], dtype=np.float64)
