@@ -22,6 +22,9 @@ def latest_time(data: ItemSets) -> float | None:
     it holds no segments (keywords, labels)."""
     if isinstance(data.samples, (Intervals, ScoreSeries)):
         return data.samples.latest_end()
+    first = next((item for sample in data.samples for items in sample for item in items), None)
+    if not (isinstance(first, tuple) and len(first) == 2):  # keywords, labels: no times (a sample's items are of a kind)
+        return None
     offsets = [
         item[1]
         for sample in data.samples
