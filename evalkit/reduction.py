@@ -176,41 +176,47 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     tally = Tally(samples=n, classes=reference.classes)
     if not n:
         return tally
-    statistics = job.settings.statistics
     draws = _Draws(job, partition)
     sweep = job.settings.sweep
     if sweep is not None and sweep.samples is not None and reference.ids is not None:
         tally.swept = frozenset(sweep.samples) & frozenset(reference.ids)
     ref_rows = engine_rows(reference)
+    runs = [(system, run) for system, given in partition.systems.items() for run in range(len(given))]
+    planned = _planned(job, runs, draws)  # the same draws at every sweep value
     for index, step in enumerate(job.steps):
-        runs: list[tuple[str, int]] = [(s, r) for s, given in partition.systems.items() for r in range(len(given))]
         predictions = [engine_rows(_offset(job, partition.systems[s][r], step)) for s, r in runs]
-        single = [i for i, (s, _) in enumerate(runs) if job.runs[s] == 1]
-        planned: list[tuple[dict[Any, Replicates], Any, Draw]] = []  # into, key, draw
-        if statistics is not None and statistics.bootstrap is not None:
-            for i in single:
-                planned.append((tally.intervals, (index, *runs[i]), Draw(((i, draws.interval),))))
-                if statistics.bootstrap.method == "bca":
-                    planned.append((tally.jackknife, (index, *runs[i]), Draw(((i, draws.jackknife),))))
-        if statistics is not None and statistics.test is not None:
-            for i in single:
-                planned.append((tally.tests, (index, *runs[i]), Draw(((i, draws.test),))))
-            if statistics.test.method == "permutation":
-                base = next((i for i in single if runs[i][0] == statistics.test.baseline), None)
-                for i in single:
-                    if base is not None and i != base:
-                        masks, unmasked = draws.masks
-                        pair = (index, runs[i][0])
-                        planned.append((tally.as_baseline, pair, Draw(((base, unmasked), (i, masks)))))
-                        planned.append((tally.as_system, pair, Draw(((base, masks), (i, unmasked)))))
         sums, replicates = reduce(step.axes, ref_rows, predictions, partition.weights, [d for *_, d in planned], progress)
         for (system, run), total in zip(runs, sums):
             tally.sums[index, system, run] = total
-        for (into, key, _), reduced in zip(planned, replicates):
-            into[key] = reduced
+        for (field_name, key, _), reduced in zip(planned, replicates):
+            getattr(tally, field_name)[(index,) + key] = reduced
     if partition.weights is not None:
         tally.weight = float(partition.weights.sum())
     return tally
+
+
+def _planned(job: Job, runs: list[tuple[str, int]], draws: _Draws) -> list[tuple[str, tuple[Any, ...], Draw]]:
+    """The replicates the statistics need, as (the tally's field, key less the sweep step, draw):
+    the interval's (and BCa's jackknife) and the test's resamples of each single-run system, and
+    for a permutation test the swapped sums of each system paired with the baseline."""
+    statistics = job.settings.statistics
+    single = [i for i, (system, _) in enumerate(runs) if job.runs[system] == 1]
+    planned: list[tuple[str, tuple[Any, ...], Draw]] = []
+    if statistics is not None and statistics.bootstrap is not None:
+        for i in single:
+            planned.append(("intervals", runs[i], Draw(((i, draws.interval),))))
+            if statistics.bootstrap.method == "bca":
+                planned.append(("jackknife", runs[i], Draw(((i, draws.jackknife),))))
+    if statistics is not None and statistics.test is not None:
+        planned += [("tests", runs[i], Draw(((i, draws.test),))) for i in single]
+        base = next((i for i in single if runs[i][0] == statistics.test.baseline), None)
+        if statistics.test.method == "permutation" and base is not None:
+            for i in single:
+                if i != base:
+                    swaps, kept = draws.masks
+                    planned.append(("as_baseline", (runs[i][0],), Draw(((base, kept), (i, swaps)))))
+                    planned.append(("as_system", (runs[i][0],), Draw(((base, swaps), (i, kept)))))
+    return planned
 
 
 class _Drawn:

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 import evalkit
+import evalkit.api
+import evalkit.errors
 from evalkit.errors import DataError
 from evalkit.table import CHUNK_ROWS
 
@@ -117,3 +119,31 @@ def test_an_evaluator_batch_refuses_ids_only_its_prediction_has():
     prediction = pd.DataFrame({"a": [1.0, 0.0, 1.0]}, index=["x", "y", "z"])
     with pytest.raises(DataError, match="prediction: 1 id\\(s\\) not in the reference: 'z'"):
         evaluator.update(reference, prediction)
+
+
+def test_unkeyed_paired_tests_are_refused_by_a_streamed_run_at_their_key(files):
+    """A streamed run can only draw by sample id: `keyed: false` there is one error at that key,
+    from `validate` (the plan) as from `run`."""
+    folder, _ = files
+    config = {"name": "r", "data": {"reference": str(folder / "ref.csv"),
+                                    "systems": {"a": str(folder / "sys.csv"), "b": str(folder / "ref.csv")}, "stream": True},
+              "statistics": {"test": {"method": "permutation", "resamples": 20, "keyed": False}}}
+    with pytest.raises(evalkit.errors.ConfigError, match=r"^statistics\.test\.keyed: a streamed run reduces its data in "
+                                                        r"parts, so its paired tests draw by sample id; leave out "
+                                                        r"`keyed: false`$"):
+        evalkit.api.plan(config, writes=False)
+
+
+def test_weights_adding_up_past_what_sums_hold_are_refused_on_all_the_data(files):
+    """Each chunk's weights fit, their total does not: the total is checked once every chunk is
+    read, naming the weights and the fix (it was checked per chunk, so a streamed run took
+    weights an in-memory run refused)."""
+    folder, ids = files
+    weights = np.ones(len(ids))
+    weights[0] = weights[-1] = 6e288  # one in the first chunk, one in the last
+    frame(weights[:, None], ids, ["weight"]).to_csv(folder / "w.csv")
+    config = {"name": "r", "data": {"reference": str(folder / "ref.csv"), "systems": {"s": str(folder / "sys.csv")},
+                                    "weights": str(folder / "w.csv"), "stream": True}}
+    with pytest.raises(DataError, match=r"w\.csv: the weights add up to 1\.2e\+289, more than evalkit's sums can hold "
+                                        r"\(9\.75e\+288\); scale them down \(only their ratios matter\)"):
+        evalkit.run(config)
