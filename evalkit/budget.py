@@ -120,7 +120,8 @@ def statistics_needs(
     (resamples x measures). Its draws: keyed by sample id (``keyed``: the bootstrap's, the
     test's) they are made for a block of 16,384 samples at a time; drawn over all the samples
     (multinomial, unkeyed permutations) they are held whole: int32 counts, a byte per swap and
-    per kept sample, float64 jackknife weights for BCa (100 groups). A float64 block of counts
+    per kept sample; BCa's jackknife weights (100 groups) are float64, a block or all at once as
+    the bootstrap's counts. A float64 block of counts
     (resamples x 16,384) is taken as they are summed.
     """
     n, c = size.samples, size.classes
@@ -130,7 +131,7 @@ def statistics_needs(
     if bootstrap:
         drawn = block if keyed[0] else n
         needs.append(Need(
-            bootstrap * (drawn * 4 + block * 8 + sums) + (min(n, 100) * n * 8 if bca else 0),
+            bootstrap * (drawn * 4 + block * 8 + sums) + (min(n, 100) * drawn * 8 if bca else 0),
             f"bootstrap ({amount(bootstrap)} resamples x {drawn:,} samples{' at a time' if keyed[0] else ''})",
             "`statistics.bootstrap.resamples`", ("statistics", "bootstrap", "resamples"),
         ))

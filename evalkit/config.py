@@ -93,11 +93,15 @@ class BootstrapConfig(_Strict):
     resamples: int = Field(1000, ge=10, description="how many bootstrap resamples of the samples")
     method: Literal["percentile", "bca", "poisson"] = Field(
         "bca", description="bias-corrected and accelerated (bca; covers better for skewed ratios "
-        "such as a precision near 1) or percentile intervals of multinomial resamples, or percentile "
-        "intervals of Poisson resamples (poisson: each sample's count drawn from its id, so any "
-        "split of the data into chunks or partitions resamples the same)",
+        "such as a precision near 1) or percentile intervals (poisson: percentile, the name of earlier releases)",
     )
     seed: int = Field(0, ge=0, description="seed of the resampling, so that reports are reproducible")
+    keyed: bool = Field(
+        True, description="draw each sample's resample counts (Poisson) and jackknife group from its id alone, so "
+        "memory does not grow with the samples and any split of the data (chunks, Dask partitions) gives the same "
+        "numbers; false: multinomial resamples drawn over all the samples at once, as evalkit 0.1 did "
+        "(in memory only; holds resamples x samples counts)",
+    )
 
 
 class TestConfig(_Strict):
@@ -107,10 +111,10 @@ class TestConfig(_Strict):
     resamples: int = Field(1000, ge=10, description="permutations or resamples; p-values are at least 1/(1 + resamples)")
     baseline: str | None = Field(None, description="the system every other is compared with (default: the first)")
     seed: int = Field(0, ge=0, description="seed of the permutations or resamples")
-    keyed: bool | None = Field(
-        None, description="draw each sample's swaps (permutation) or Poisson resample counts (bootstrap) from its "
-        "id, so that any split of the data gives the same numbers; default: keyed when the intervals are "
-        "`method: poisson` or the run is streamed or on Dask (which can only draw so), else drawn over all samples",
+    keyed: bool = Field(
+        True, description="draw each sample's swaps (permutation) or Poisson resample counts (bootstrap) from its "
+        "id alone, so memory does not grow with the samples and any split of the data gives the same numbers; "
+        "false: drawn over all the samples at once, as evalkit 0.1 did (in memory only)",
     )
 
 

@@ -25,7 +25,7 @@ from evalkit.items import ItemSets
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
-from evalkit.table import CHUNK_ROWS, Summary
+from evalkit.table import CHUNK_ROWS, CardinalityTable, Summary
 
 #: Measure -> its value: a number, or (for a batch of replicates) an array with one per replicate.
 Values = dict[Measure, Any]
@@ -106,6 +106,20 @@ class Counts(Protocol):
         """Replicate ``b``'s count of every sample."""
 
 
+class Complement:
+    """0/1 counts' complement (where a permutation keeps each system's own output): a reduction
+    reads it from the counts it complements, drawing nothing more."""
+
+    def __init__(self, of: Counts) -> None:
+        self.of, self.n_replicates = of, of.n_replicates
+
+    def block(self, part: slice) -> np.ndarray:
+        return ~self.of.block(part).astype(bool)
+
+    def row(self, b: int) -> np.ndarray:
+        return ~self.of.row(b).astype(bool)
+
+
 @dataclass(frozen=True)
 class Draw:
     """One set of replicates to reduce: ``parts`` of (prediction index, counts) whose
@@ -152,11 +166,12 @@ def _reduced(
     for start in chunks(len(reference), progress, len(predictions) * len(combinations)):
         part = slice(start, start + CHUNK_ROWS)
         ref, chunk_weights = reference[part], _rows(weights, part)
-        made: dict[int, np.ndarray] = {}  # each draw's counts of the chunk, made once for every combination
+        made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
         for draw in draws if combinations else ():
             for _, counts in draw.parts:
-                if id(counts) not in made:
-                    made[id(counts)] = counts.block(part)
+                drawn = _drawn(counts)
+                if id(drawn) not in made:
+                    made[id(drawn)] = drawn.block(part)
         for key, (rep, tnorm, similarity) in enumerate(combinations):
             who = rep.who + (f" with {tnorm.who}" if tnorm else "")
             tables = []
@@ -168,11 +183,9 @@ def _reduced(
                 tables.append(table)
                 _merge(sums[index].summaries, key, Summary.of(table, axes.sample_metrics, axes.zero_division, who,
                                                               chunk_weights))
-            for draw, into in zip(draws, replicates):
-                for index, counts in draw.parts:
-                    batch = Summary.replicates(
-                        tables[index], made[id(counts)], axes.sample_metrics, axes.zero_division, who, chunk_weights,
-                    )
+            if draws:
+                batches = _replicate_batches(draws, made, tables, axes, chunk_weights, who)
+                for into, batch in zip(replicates, batches):
                     _merge(into.batches, key, batch)
     if axes.data_metrics:
         for total, prediction in zip(sums, predictions):
@@ -180,6 +193,84 @@ def _reduced(
         for draw, into in zip(draws, replicates):
             into.data = [_replicate_states(axes, reference, predictions, weights, draw, b) for b in range(draw.n_replicates)]
     return sums, replicates
+
+
+#: Samples a reweighting product takes at a time: its float64 counts (replicates x samples) stay in cache.
+PRODUCT_ROWS = 2048
+
+
+def _replicate_batches(
+    draws: Sequence[Draw], made: dict[int, np.ndarray], tables: Sequence[CardinalityTable], axes: Axes,
+    weights: np.ndarray | None, who: str,
+) -> list[Summary]:
+    """Every draw's replicate summaries of a chunk's tables, with one product per set of counts.
+
+    A draw's sums are linear in the tables' terms: each part adds ``counts @ terms``, and a
+    complement's part adds the terms' totals less that product. So a draw is its totals plus,
+    for each set of counts drawn, the product of the counts with a mixture of terms (a
+    bootstrap: one system's; a permutation's two sides: the pair's difference, one sign or the
+    other). The distinct mixtures (up to sign) of all draws are stacked and multiplied with
+    their counts once: the systems' bootstraps, and an interval and a test of the same counts,
+    share one product; a permutation takes one, not four."""
+    mixtures: dict[int, list[Mixture]] = {}  # id(counts drawn) -> the mixtures of terms it multiplies
+    planned = []
+    for draw in draws:
+        complemented = [index for index, counts in draw.parts if isinstance(counts, Complement)]
+        by_counts: dict[int, dict[int, float]] = {}
+        for index, counts in draw.parts:
+            coefficients = by_counts.setdefault(id(_drawn(counts)), {})
+            coefficients[index] = coefficients.get(index, 0.0) + (-1.0 if isinstance(counts, Complement) else 1.0)
+        products = []
+        for drawn, coefficients in by_counts.items():
+            mixture, sign = _canonical(coefficients)
+            if mixture:
+                if mixture not in mixtures.setdefault(drawn, []):
+                    mixtures[drawn].append(mixture)
+                products.append((drawn, mixture, sign))
+        planned.append((complemented, products))
+    used = {index for draw in draws for index, _ in draw.parts}
+    terms = {index: Summary.terms(tables[index], axes.sample_metrics, axes.zero_division, weights) for index in used}
+    width = next(iter(terms.values())).shape[1]
+    product_of: dict[tuple[int, Mixture], np.ndarray] = {}
+    for drawn, distinct in mixtures.items():
+        block = made[drawn]
+        stacked = np.hstack([terms[mixture[0][0]] if len(mixture) == 1 else sum(c * terms[i] for i, c in mixture)
+                             for mixture in distinct])
+        product = np.zeros((len(block), stacked.shape[1]))
+        for start in range(0, len(stacked), PRODUCT_ROWS):
+            part = slice(start, start + PRODUCT_ROWS)
+            product += block[:, part].astype(np.float64) @ stacked[part]
+        for place, mixture in enumerate(distinct):
+            product_of[drawn, mixture] = product[:, place * width : (place + 1) * width]
+    classes = tables[0].ref.shape[1]
+    batches = []
+    for draw, (complemented, products) in zip(draws, planned):
+        total = np.zeros((draw.n_replicates, width))
+        for index in complemented:
+            total += terms[index].sum(axis=0)
+        for drawn, mixture, sign in products:
+            total += sign * product_of[drawn, mixture]
+        batches.append(Summary.of_terms(total, classes, axes.sample_metrics, who))
+    return batches
+
+
+#: A linear combination of tables' terms: (table index, coefficient) pairs, the first coefficient 1.
+Mixture = tuple[tuple[int, float], ...]
+
+
+def _canonical(coefficients: dict[int, float]) -> tuple[Mixture, float]:
+    """Coefficients as a mixture whose first coefficient is 1, and the factor that gives them
+    back: a mixture and its negative are one product."""
+    kept = sorted((index, c) for index, c in coefficients.items() if c)
+    if not kept:
+        return (), 0.0
+    scale = kept[0][1]
+    return tuple((index, c / scale) for index, c in kept), scale
+
+
+def _drawn(counts: Counts) -> Counts:
+    """The counts a reduction draws for ``counts``: those it complements, or itself."""
+    return counts.of if isinstance(counts, Complement) else counts
 
 
 def _replicate_states(

@@ -5,11 +5,11 @@ reports.
 A partition is whatever a driver hands over: the whole data (in memory), a chunk (a streamed
 run), a group of ids (Dask), a batch (the Evaluator). :func:`prepare` checks and aligns it, the
 same for every driver; :func:`reduce_partition` reduces it, at every sweep value, for every
-system and run, with the replicates the statistics need. Draws keyed by sample id (the Poisson
-bootstrap, keyed tests) are the same in any partition, so their replicates add up like every
-other sum; the multinomial bootstrap, BCa's jackknife and unkeyed permutations draw over all the
-samples at once, so only a partition that is the whole data takes them (the settings of a
-streamed or Dask run make its draws keyed).
+system and run, with the replicates the statistics need. Draws keyed by sample id (the default:
+Poisson bootstrap counts, jackknife groups, a test's swaps) are the same in any partition, so
+their replicates add up like every other sum; with ``keyed: false`` the multinomial bootstrap,
+its strided jackknife and the permutations draw over all the samples at once, so only a
+partition that is the whole data takes them (the settings refuse it for a streamed or Dask run).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from evalkit import stats
 from evalkit.data import LabelMatrix, align, empty_reference_note, named_as_reference, only_in_systems, with_empty_samples
-from evalkit.engine import Counts, Draw, Replicates, Sums, check_items, reduce
+from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_items, reduce
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve
@@ -75,6 +75,7 @@ class Tally:
     notes: tuple[str, ...] = ()
     swept: frozenset[str] = frozenset()  # the sweep's samples seen (an offset sweep naming samples)
     latest: dict[str, float] = field(default_factory=dict)  # the latest event end of the reference ("") and each system
+    groups: np.ndarray | None = None  # the samples in each group of a keyed jackknife (BCa), to leave out empty ones
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(
@@ -85,6 +86,7 @@ class Tally:
             _counted(self.clipped, other.clipped), self.added + other.added, _union(self.notes, other.notes),
             self.swept | other.swept,
             {key: max(self.latest.get(key, value), value) for key, value in {**self.latest, **other.latest}.items()},
+            other.groups if self.groups is None else self.groups if other.groups is None else self.groups + other.groups,
         )
 
 
@@ -192,6 +194,8 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
             getattr(tally, field_name)[(index,) + key] = reduced
     if partition.weights is not None:
         tally.weight = float(partition.weights.sum())
+    if any(field_name == "jackknife" for field_name, *_ in planned) and isinstance(draws.jackknife, _Grouped):
+        tally.groups = draws.jackknife.sizes()
     return tally
 
 
@@ -244,7 +248,6 @@ class _Keyed:
 
     def __init__(self, keys: np.ndarray, resamples: int, seed: int, swaps: bool = False) -> None:
         self.keys, self.n_replicates, self.seed, self.swaps = keys, resamples, seed, swaps
-        self._last: tuple[tuple[int | None, int | None], np.ndarray] | None = None
 
     def _made(self, keys: np.ndarray, resamples: int, first: int = 0) -> np.ndarray:
         if self.swaps:
@@ -252,27 +255,30 @@ class _Keyed:
         return stats.poisson_weights(keys, resamples, self.seed, first)
 
     def block(self, part: slice) -> np.ndarray:
-        """The block's counts, kept until another block is asked for (the complement of swaps
-        reads them too)."""
-        if self._last is None or self._last[0] != (part.start, part.stop):
-            self._last = (part.start, part.stop), self._made(self.keys[part], self.n_replicates)
-        return self._last[1]
+        return self._made(self.keys[part], self.n_replicates)
 
     def row(self, b: int) -> np.ndarray:
         return self._made(self.keys, 1, b)[0]
 
 
-class _Kept:
-    """The complement of keyed swaps: where a permutation keeps each system's own output."""
+class _Grouped:
+    """A delete-a-group jackknife keyed by sample: sample i is in group ``keys[i] % groups`` (a
+    hash of its id, or without ids its position's residue: then the strided groups of
+    :func:`evalkit.stats.jackknife_groups`), and replicate j counts every sample outside group j
+    once. Groups no sample fell in are left out when the acceleration is computed."""
 
-    def __init__(self, swaps: _Keyed) -> None:
-        self.swaps, self.n_replicates = swaps, swaps.n_replicates
+    def __init__(self, keys: np.ndarray, groups: int = stats.JACKKNIFE_GROUPS) -> None:
+        self.group, self.n_replicates = (keys % np.uint64(groups)).astype(np.intp), groups
 
     def block(self, part: slice) -> np.ndarray:
-        return ~self.swaps.block(part)
+        return self.group[part] != np.arange(self.n_replicates)[:, None]
 
     def row(self, b: int) -> np.ndarray:
-        return ~self.swaps.row(b)
+        return self.group != b
+
+    def sizes(self) -> np.ndarray:
+        """How many samples each group holds."""
+        return np.bincount(self.group, minlength=self.n_replicates)
 
 
 class _Draws:
@@ -281,6 +287,7 @@ class _Draws:
 
     def __init__(self, job: Job, partition: Partition) -> None:
         self.statistics, self.partition, self.whole = job.settings.statistics, partition, partition.whole
+        self._made: dict[tuple[int, int, bool], _Keyed] = {}
 
     @functools.cached_property
     def keys(self) -> np.ndarray:
@@ -295,13 +302,17 @@ class _Draws:
         boot = self.statistics.bootstrap if self.statistics else None
         assert boot is not None, "intervals are drawn when the statistics ask for them"
         if boot.keyed:
-            return _Keyed(self.keys, boot.resamples, boot.seed)
-        self._check_whole("bootstrap intervals other than `method: poisson`")
+            return self._keyed(boot.resamples, boot.seed)
+        self._check_whole("bootstrap intervals with `keyed: false`")
         return _Drawn(stats.bootstrap_weights(len(self.keys), boot.resamples, np.random.default_rng(boot.seed)))
 
     @functools.cached_property
     def jackknife(self) -> Counts:
-        self._check_whole("BCa intervals")
+        boot = self.statistics.bootstrap if self.statistics else None
+        assert boot is not None, "a jackknife is drawn for BCa intervals"
+        if boot.keyed:
+            return _Grouped(self.keys)
+        self._check_whole("BCa intervals of multinomial resamples")
         return _Drawn(stats.jackknife_weights(len(self.keys)))
 
     @property
@@ -323,13 +334,23 @@ class _Draws:
         assert test is not None, "tests are drawn when the statistics ask for them"
         permutation = test.method == "permutation"
         if test.keyed:
-            swaps = _Keyed(self.keys, test.resamples, test.seed, swaps=True)
-            return _Keyed(self.keys, test.resamples, test.seed), (swaps, _Kept(swaps)) if permutation else None
-        self._check_whole("paired tests without `keyed: true`")
+            swaps = self._keyed(test.resamples, test.seed, swaps=True)
+            return self._keyed(test.resamples, test.seed), (swaps, Complement(swaps)) if permutation else None
+        self._check_whole("paired tests with `keyed: false`")
         rng = np.random.default_rng(test.seed)
         masks = stats.permutation_masks(len(self.keys), test.resamples, rng) if permutation else None
         counts = _Drawn(stats.bootstrap_weights(len(self.keys), test.resamples, rng))
-        return counts, None if masks is None else (_Drawn(masks), _Drawn(~masks))  # bool: a byte a draw
+        if masks is None:
+            return counts, None
+        swapped = _Drawn(masks)  # bool: a byte a draw
+        return counts, (swapped, Complement(swapped))
+
+    def _keyed(self, resamples: int, seed: int, swaps: bool = False) -> _Keyed:
+        """Keyed counts, one object for equal settings: an interval and a test of the same seed
+        and resamples draw the same counts, made (and reduced) once."""
+        if (resamples, seed, swaps) not in self._made:
+            self._made[resamples, seed, swaps] = _Keyed(self.keys, resamples, seed, swaps)
+        return self._made[resamples, seed, swaps]
 
     def _check_whole(self, what: str) -> None:
         assert self.whole, f"{what} draw over all the samples; the settings key a partitioned run's draws"
@@ -381,8 +402,6 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
                 f"{sweep.where}: no sample {', '.join(map(repr, unseen))} in the data; the sweep's samples are sample ids "
                 "of the reference (data without ids has none: give the files an id column)"
             )
-    for note in settings.notes:
-        out.note(note)
     if tally.added:
         out.note(empty_reference_note(tally.added))
     for note in tally.notes:
@@ -418,7 +437,11 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
             values[system] = tally.sums[key].values(step.axes, classes, curves)
             bounds: tuple[Any, Any] = (None, None)
             if statistics is not None and statistics.bootstrap is not None:
-                jackknife = tally.jackknife[key].values(step.axes, classes) if key in tally.jackknife else None
+                jackknife = None
+                if key in tally.jackknife:
+                    jackknife = tally.jackknife[key].values(step.axes, classes)
+                    if tally.groups is not None:
+                        jackknife = {m: v[tally.groups > 0] for m, v in jackknife.items()}
                 bounds = interval_bounds(values[system], tally.intervals[key].values(step.axes, classes), jackknife, level)
             rows += rows_of(system, values[system], *bounds)
             out.curves += [CurveRow(system, name, curve, class_, step.value) for (name, class_), curve in curves.items()]

@@ -13,17 +13,13 @@ from evalkit.errors import ConfigError
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """Bootstrap intervals: ``method`` percentile, bca or poisson (draws keyed by sample id)."""
+    """Bootstrap intervals: ``method`` percentile or bca; ``keyed``: each sample's Poisson counts
+    and jackknife group follow from its id alone (else multinomial resamples over all samples)."""
 
     method: str
     resamples: int
     seed: int
-
-    @property
-    def keyed(self) -> bool:
-        """Whether each sample's draws follow from its id alone, so any split of the data
-        resamples identically (the Poisson bootstrap)."""
-        return self.method == "poisson"
+    keyed: bool
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,6 @@ class Settings:
     statistics: Statistics | None
     sweep: Sweep | None
     engine: Engine
-    notes: tuple[str, ...] = ()  # what the settings made of the config, to say in the results
 
     @property
     def partitioned(self) -> bool:
@@ -88,35 +83,32 @@ class Settings:
 def settings_of(config: RunConfig, baseline: str | None, where: Any) -> Settings:
     """The settings of a checked config; ``baseline`` is the test's resolved baseline.
 
-    A streamed or Dask run reduces its data in parts, so its draws are keyed by sample id: a
-    multinomial bootstrap (percentile, BCa) becomes the Poisson bootstrap, and paired tests draw
-    by id, each said in :attr:`Settings.notes`."""
+    Draws are keyed by sample id unless the config says ``keyed: false``, which only a run that
+    holds all its data at once can honour: a streamed or Dask run reduces its data in parts, and
+    only keyed draws add up across them."""
     data, stats, engine = config.data, config.statistics, config.engine
     partitioned = data.stream or engine.name == "dask"
-    how = "a streamed run" if data.stream else "a Dask run"
-    notes: list[str] = []
     statistics = None
     if stats is not None:
+        for key, section in (("bootstrap", stats.bootstrap), ("test", stats.test)):
+            if section is not None and not section.keyed and partitioned:
+                raise ConfigError(
+                    f"{where('statistics', key, 'keyed')}: {'a streamed run' if data.stream else 'a Dask run'} reduces "
+                    "its data in parts, so its draws are keyed by sample id; leave out `keyed: false`"
+                )
         bootstrap = None
         if stats.bootstrap is not None:
-            method = stats.bootstrap.method
-            if partitioned and method != "poisson":
-                notes.append(f"bootstrap: Poisson resamples keyed by sample id, not `method: {method}`: {how} reduces "
-                             "its data in parts, and only keyed draws add up across them (`method: poisson` in "
-                             "memory gives the same numbers)")
-                method = "poisson"
-            bootstrap = Bootstrap(method, stats.bootstrap.resamples, stats.bootstrap.seed)
+            boot = stats.bootstrap
+            if boot.method == "poisson" and not boot.keyed:
+                raise ConfigError(
+                    f"{where('statistics', 'bootstrap', 'keyed')}: `method: poisson` draws keyed Poisson counts; "
+                    "for multinomial resamples write `method: percentile` with `keyed: false`"
+                )
+            method = "percentile" if boot.method == "poisson" else boot.method
+            bootstrap = Bootstrap(method, boot.resamples, boot.seed, boot.keyed)
         test = None
         if stats.test is not None and baseline is not None:
-            keyed = stats.test.keyed
-            if keyed is False and partitioned:
-                raise ConfigError(
-                    f"{where('statistics', 'test', 'keyed')}: {how} reduces its data in parts, so its paired tests draw "
-                    "by sample id; leave out `keyed: false`"
-                )
-            if keyed is None:
-                keyed = partitioned or (bootstrap is not None and bootstrap.keyed)
-            test = Test(stats.test.method, stats.test.resamples, stats.test.seed, baseline, keyed)
+            test = Test(stats.test.method, stats.test.resamples, stats.test.seed, baseline, stats.test.keyed)
         statistics = Statistics(stats.level, bootstrap, test, stats.agreement)
     sweep = config.sweep
     return Settings(
@@ -124,5 +116,5 @@ def settings_of(config: RunConfig, baseline: str | None, where: Any) -> Settings
         None if sweep is None else Sweep(
             sweep.vary, None if sweep.samples is None else tuple(sweep.samples), where("sweep", "samples"),
         ),
-        Engine(engine.name, engine.address, engine.workers, engine.partition_rows, engine.timeout), tuple(notes),
+        Engine(engine.name, engine.address, engine.workers, engine.partition_rows, engine.timeout),
     )

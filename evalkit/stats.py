@@ -372,7 +372,11 @@ def bca_interval(
 # --------------------------------------------------------------------------- jackknife
 
 
-def jackknife_groups(n: int, groups: int = 100) -> list[np.ndarray]:
+#: Groups of a delete-a-group jackknife (BCa's acceleration): see :func:`jackknife_groups`.
+JACKKNIFE_GROUPS = 100
+
+
+def jackknife_groups(n: int, groups: int = JACKKNIFE_GROUPS) -> list[np.ndarray]:
     """The groups of samples a (delete-a-group) jackknife leaves out, one index array per group.
 
     For ``n <= groups`` this is the ordinary leave-one-out jackknife (``n`` singletons). For
@@ -398,7 +402,7 @@ def jackknife_groups(n: int, groups: int = 100) -> list[np.ndarray]:
     return [np.arange(j, n, m) for j in range(m)]
 
 
-def jackknife_weights(n: int, groups: int = 100) -> np.ndarray:
+def jackknife_weights(n: int, groups: int = JACKKNIFE_GROUPS) -> np.ndarray:
     """(m, n) float64 weights of a delete-a-group jackknife: row j is 0 on group j of
     :func:`jackknife_groups` and 1 elsewhere, so ``weights @ per_sample`` gives every leave-out
     sum at once, exactly as bootstrap weights give the resamples' sums."""

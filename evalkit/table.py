@@ -165,7 +165,7 @@ class Summary:
     """Sufficient statistics of a cardinality table for every averaging scheme.
 
     ``ref``, ``pred``, ``inter`` (and ``matched_ref``, ``matched_pred`` when the table has
-    them): per-class sums (C,), or (B, C) for a batch of replicates (:meth:`replicates`).
+    them): per-class sums (C,), or (B, C) for a batch of replicates (:meth:`of_terms`).
     ``n_samples``: how many samples were summed (their total weight when samples are weighted;
     one count per replicate in a batch). ``sample_sums`` (keyed by :func:`metric_key`; read
     them with :meth:`sample_sum`): the sum of a metric's per-sample values and how many were
@@ -218,7 +218,8 @@ class Summary:
         """The summary of a table; with ``weights`` (one per sample), sample i counts
         ``weights[i]`` times, in every sum (scikit-learn's ``sample_weight``)."""
         if weights is not None:
-            return cls.replicates(table, np.asarray(weights)[np.newaxis], sample_metrics, zero_division, who).replicate(0)
+            terms = cls.terms(table, sample_metrics, zero_division, weights)
+            return cls.of_terms(column_sums(terms)[np.newaxis], table.ref.shape[1], sample_metrics, who).replicate(0)
         sample_sums: dict[str, Array] = {}
         if sample_metrics:
             per_sample = _per_sample(table, sample_metrics, zero_division)
@@ -228,45 +229,41 @@ class Summary:
         ref_sums, pred_sums, inter_sums, *matched_sums = sums
         return cls(ref_sums, pred_sums, inter_sums, len(table.ref), sample_sums, *matched_sums)
 
-    @classmethod
-    def replicates(
-        cls, table: CardinalityTable, weights: Array, sample_metrics: Iterable[SetMetric], zero_division: float,
-        who: str = "a representation", sample_weights: Array | None = None,
-    ) -> Summary:
-        """The summaries of B reweighted copies of the samples, as one batch: in replicate b,
-        sample i counts ``weights[b, i]`` times (a bootstrap resample, a jackknife deletion, a
-        permutation's choice of rows), times ``sample_weights[i]`` when the samples are
-        weighted. Every field gains a leading replicate axis.
-
-        Every sum is linear in the samples, so all replicates come from one matrix product per
-        column. Averagings that declare ``batched = True`` reduce the batch in one call; for the
-        others, :meth:`replicate` gives the summary of one replicate.
-        """
-        columns = [c.astype(np.float64, copy=False) for c in table.columns()]
+    @staticmethod
+    def terms(
+        table: CardinalityTable, sample_metrics: Iterable[SetMetric], zero_division: float, weights: Array | None = None,
+    ) -> Array:
+        """The (samples, terms) float64 array whose sums over samples make the summary: a 1 per
+        sample (its count), the table's columns, and each sample metric's value and whether it
+        is defined; each row times its sample's weight when ``weights`` are given. Every sum is
+        linear in the samples, so ``counts @ terms`` is a batch of reweighted copies of the
+        samples (a bootstrap resample, a jackknife deletion, a permutation's choice of rows) in
+        one product, read back by :meth:`of_terms`."""
         per_sample = _per_sample(table, sample_metrics, zero_division)
-        # Integer weights become float64 a block of samples at a time: the whole (B, n) matrix
-        # in float64 would double the weights' memory.
-        n_replicates = len(weights)
-        sums = [np.zeros((n_replicates, c.shape[1])) for c in columns]
-        sample_sums = {key: [np.zeros(n_replicates), np.zeros(n_replicates)] for key in per_sample}
-        counts = np.zeros(n_replicates)
-        for start in range(0, weights.shape[1], CHUNK_ROWS):
-            block = np.asarray(weights[:, start : start + CHUNK_ROWS], dtype=np.float64)
-            part = slice(start, start + CHUNK_ROWS)
-            if sample_weights is not None:
-                block = block * sample_weights[part]
-            counts += block.sum(axis=1)
-            sums = [total + block @ c[part] for total, c in zip(sums, columns)]
-            for key, (values, defined) in per_sample.items():
-                sample_sums[key][0] += block @ values[part]
-                sample_sums[key][1] += block @ defined[part]
-        _check_finite(sums, who)
-        stacked: dict[str, Array] = {key: np.stack(v, axis=1) for key, v in sample_sums.items()}
-        ref_sums, pred_sums, inter_sums, *matched_sums = sums
-        return cls(ref_sums, pred_sums, inter_sums, counts, stacked, *matched_sums)
+        parts = [np.ones((len(table.ref), 1)), *table.columns(), *(np.column_stack(v) for v in per_sample.values())]
+        terms = np.hstack(parts, dtype=np.float64)
+        if weights is not None:
+            terms *= np.asarray(weights, dtype=np.float64)[:, np.newaxis]
+        return terms
+
+    @classmethod
+    def of_terms(
+        cls, sums: NDArray[np.float64], classes: int, sample_metrics: Iterable[SetMetric], who: str = "a representation",
+    ) -> Summary:
+        """The summaries of a batch of sums of :meth:`terms` (replicates, terms): every field
+        gains a leading replicate axis. Averagings that declare ``batched = True`` reduce the
+        batch in one call; for the others, :meth:`replicate` gives one replicate's summary."""
+        keys = [metric_key(m) for m in sample_metrics]
+        n_columns = (sums.shape[1] - 1 - 2 * len(keys)) // classes
+        columns = [sums[:, 1 + j * classes : 1 + (j + 1) * classes] for j in range(n_columns)]
+        _check_finite(columns, who)
+        after = 1 + n_columns * classes
+        sample_sums = {key: sums[:, after + 2 * j : after + 2 * j + 2] for j, key in enumerate(keys)}
+        ref_sums, pred_sums, inter_sums, *matched_sums = columns
+        return cls(ref_sums, pred_sums, inter_sums, sums[:, 0], sample_sums, *matched_sums)
 
     def replicate(self, b: int) -> Summary:
-        """Replicate ``b`` of a batch made by :meth:`replicates`, as an ordinary summary."""
+        """Replicate ``b`` of a batch made by :meth:`of_terms`, as an ordinary summary."""
         assert isinstance(self.n_samples, np.ndarray), "a batch has one count per replicate"
         return Summary(
             self.ref[b], self.pred[b], self.inter[b], self.n_samples[b].item(),

@@ -2,8 +2,9 @@
 sorted by sample id for a streamed run, shuffled for a Dask run (tests/test_engines_agree.py).
 
 A case's config is a bundled one (its report left out), changed only where no bundled config has
-the feature (sample weights, several runs of a system) and, for statistics, to draws keyed by
-sample id (the Poisson bootstrap, keyed paired tests), which a split or reordered run draws alike.
+the feature (sample weights, several runs of a system). Their statistics draw as every run does by
+default, keyed by sample id (BCa intervals of Poisson counts, keyed paired tests), which a split
+or reordered run draws alike.
 Data paths are relative to ``configs/`` (run with it as the working folder) until reordered,
 when they become the rewritten files' absolute paths.
 """
@@ -23,7 +24,7 @@ import yaml
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 QUICKSTART = "data/quickstart"
-POISSON = {"method": "poisson", "resamples": 200, "seed": 2023}
+BOOTSTRAP = {"resamples": 200, "seed": 2023}
 Config = dict[str, Any]
 #: The keys of inline data that hold one entry per sample (``classes`` holds one per column).
 SAMPLE_KEYS = ("ids", "values", "items")
@@ -38,24 +39,22 @@ def bundled(name: str) -> Config:
     return config
 
 
-def with_poisson(name: str) -> Config:
-    """A bundled config with Poisson bootstrap intervals."""
-    return {**bundled(name), "statistics": {"bootstrap": POISSON}}
+def with_bootstrap(name: str) -> Config:
+    """A bundled config with bootstrap intervals (BCa, the default)."""
+    return {**bundled(name), "statistics": {"bootstrap": dict(BOOTSTRAP)}}
 
 
-def keyed(name: str, test: str) -> Config:
-    """A bundled config's statistics with draws keyed by sample id: its bootstrap Poisson (its resamples
-    and seed kept), its paired test (by ``test``, its other settings kept) keyed."""
+def tested(name: str, test: str) -> Config:
+    """A bundled config's statistics with its paired test's method ``test`` (its other settings
+    kept)."""
     config = bundled(name)
-    statistics = config["statistics"]
-    statistics["bootstrap"]["method"] = "poisson"
-    statistics["test"].update(method=test, keyed=True)
+    config["statistics"]["test"]["method"] = test
     return config
 
 
 def agreement(name: str) -> Config:
-    """A bundled config's rank agreement with Poisson intervals, and no paired test."""
-    config = with_poisson(name)
+    """A bundled config's rank agreement with bootstrap intervals, and no paired test."""
+    config = with_bootstrap(name)
     config["statistics"]["agreement"] = True
     return config
 
@@ -64,7 +63,7 @@ def score_files(folder: Path) -> Config:
     """desed's score folders (files named by their audio file's stem) against its event list,
     with samples only a system lists empty in the reference, and Poisson intervals; without
     PSDS, whose state keeps every score (a streamed or Dask run refuses it)."""
-    config = with_poisson("desed")
+    config = with_bootstrap("desed")
     config["metrics"] = [m for m in config["metrics"] if not (isinstance(m, dict) and m["name"] == "psds")]
     config["data"]["missing"] = "empty"
     return config
@@ -73,7 +72,7 @@ def score_files(folder: Path) -> Config:
 def weighted(folder: Path) -> Config:
     """quickstart with Poisson intervals and a weights file (an id column and a weight per
     sample, seeded, some 0) in the reference's order."""
-    config = with_poisson("quickstart")
+    config = with_bootstrap("quickstart")
     ids = pd.read_csv(CONFIGS / QUICKSTART / "reference.csv", dtype=str)["segment"]
     weights = np.random.default_rng(24).integers(0, 7, len(ids)) / 2
     path = folder / "weights.csv"
@@ -85,7 +84,7 @@ def weighted(folder: Path) -> Config:
 def several_runs(folder: Path) -> Config:
     """quickstart with a system of two runs (reported as their jackknife mean and interval)
     beside a plain one, which gets Poisson intervals."""
-    config = with_poisson("quickstart")
+    config = with_bootstrap("quickstart")
     config["data"]["systems"] = {
         "dwsnet": f"{QUICKSTART}/dwsnet.csv",
         "retrained": {"runs": [f"{QUICKSTART}/baseline.csv", f"{QUICKSTART}/tiny.csv"]},
@@ -103,19 +102,19 @@ class Case:
 
 
 CASES = {
-    "matrices": Case(lambda folder: with_poisson("quickstart")),
+    "matrices": Case(lambda folder: with_bootstrap("quickstart")),
     "items_keywords": Case(lambda folder: bundled("soft_keywords")),
-    "items_ontology": Case(lambda folder: with_poisson("ontology_labels")),
-    "items_files": Case(lambda folder: with_poisson("countries")),
-    "events": Case(lambda folder: with_poisson("events")),
-    "sound_events": Case(lambda folder: with_poisson("sound_events")),
-    "sweep": Case(lambda folder: with_poisson("figure1")),
+    "items_ontology": Case(lambda folder: with_bootstrap("ontology_labels")),
+    "items_files": Case(lambda folder: with_bootstrap("countries")),
+    "events": Case(lambda folder: with_bootstrap("events")),
+    "sound_events": Case(lambda folder: with_bootstrap("sound_events")),
+    "sweep": Case(lambda folder: with_bootstrap("figure1")),
     "score_files": Case(score_files),
     "weights": Case(weighted),
     "runs": Case(several_runs),
     "agreement": Case(lambda folder: agreement("tnorms"), ("rows", "agreement")),
-    "paired_permutation": Case(lambda folder: keyed("tnorms", "permutation"), ("rows", "comparisons", "agreement")),
-    "paired_bootstrap": Case(lambda folder: keyed("tnorms", "bootstrap"), ("rows", "comparisons", "agreement")),
+    "paired_permutation": Case(lambda folder: tested("tnorms", "permutation"), ("rows", "comparisons", "agreement")),
+    "paired_bootstrap": Case(lambda folder: tested("tnorms", "bootstrap"), ("rows", "comparisons", "agreement")),
 }
 
 

@@ -40,12 +40,12 @@ def files(tmp_path):
     return tmp_path, ids
 
 
-def test_poisson_intervals_of_a_data_metric_with_a_chunk_of_one_row(files):
+def test_bca_intervals_of_a_data_metric_with_a_chunk_of_one_row(files):
     """A replicate that draws none of a partition's rows gives that partition no data-metric
     state; it adds up as nothing (it was a TypeError)."""
     folder, _ = files
     config = {"name": "r", "data": {"reference": str(folder / "ref.csv"), "systems": {"s": str(folder / "sys.csv")}},
-              "metrics": ["f1", "kld"], "statistics": {"bootstrap": {"method": "poisson", "resamples": 50}}}
+              "metrics": ["f1", "kld"], "statistics": {"bootstrap": {"resamples": 50}}}
     streamed = evalkit.run({**config, "data": {**config["data"], "stream": True}})
     assert_same(numbers(streamed), numbers(evalkit.run(config)))
 
@@ -129,7 +129,7 @@ def test_unkeyed_paired_tests_are_refused_by_a_streamed_run_at_their_key(files):
                                     "systems": {"a": str(folder / "sys.csv"), "b": str(folder / "ref.csv")}, "stream": True},
               "statistics": {"test": {"method": "permutation", "resamples": 20, "keyed": False}}}
     with pytest.raises(evalkit.errors.ConfigError, match=r"^statistics\.test\.keyed: a streamed run reduces its data in "
-                                                        r"parts, so its paired tests draw by sample id; leave out "
+                                                        r"parts, so its draws are keyed by sample id; leave out "
                                                         r"`keyed: false`$"):
         evalkit.api.plan(config, writes=False)
 

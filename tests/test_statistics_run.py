@@ -40,10 +40,14 @@ def value(results, **where):
 # ------------------------------------------------------------------------ bootstrap intervals
 
 
-def independent_replicates(reference, prediction, resamples, seed, statistic):
+def independent_replicates(reference, prediction, resamples, seed, statistic, keyed=True):
     """The bootstrap replicates of ``statistic`` computed here from resampled rows, with the
-    same resample counts evalkit draws (stats.bootstrap_weights with the same seed)."""
-    weights = stats.bootstrap_weights(len(reference), resamples, np.random.default_rng(seed))
+    same resample counts evalkit draws: keyed Poisson counts of the rows' positions (the data
+    has no ids), or with ``keyed=False`` multinomial counts (stats.bootstrap_weights)."""
+    if keyed:
+        weights = stats.poisson_weights(stats.sample_keys(None, len(reference)), resamples, seed)
+    else:
+        weights = stats.bootstrap_weights(len(reference), resamples, np.random.default_rng(seed))
     out = []
     for w in weights:
         rows = np.repeat(np.arange(len(w)), w)
@@ -63,16 +67,18 @@ def macro_recall_per_class(r, p):
     return np.minimum(r, p).sum(axis=0) / r.sum(axis=0)
 
 
+@pytest.mark.parametrize("keyed", [True, False])
 @pytest.mark.parametrize(
     ("averaging", "metric", "statistic"),
     [("micro", "f1", micro_f1), ("samples", "precision", samples_precision)],
 )
-def test_percentile_intervals_equal_an_independent_bootstrap(averaging, metric, statistic):
+def test_percentile_intervals_equal_an_independent_bootstrap(averaging, metric, statistic, keyed):
     results = run(
-        averaging=averaging, metrics=[metric], statistics={"bootstrap": {"resamples": 400, "seed": 5, "method": "percentile"}}
+        averaging=averaging, metrics=[metric],
+        statistics={"bootstrap": {"resamples": 400, "seed": 5, "method": "percentile", "keyed": keyed}},
     )
     row = value(results, system="good", averaging=averaging, metric=metric)
-    replicates = independent_replicates(REF, GOOD, 400, 5, statistic)
+    replicates = independent_replicates(REF, GOOD, 400, 5, statistic, keyed)
     assert row.value == pytest.approx(statistic(REF, GOOD), abs=1e-12)
     assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(replicates, [2.5, 97.5])), abs=1e-12)
     assert row.ci_low < row.value < row.ci_high
@@ -113,9 +119,64 @@ def test_bca_intervals_are_reproducible_and_contain_the_estimate():
     assert wide.ci_low < half.ci_low < half.ci_high < wide.ci_high
 
 
+def independent_bca(reference, prediction, keys, groups):
+    """BCa bounds of micro F1 computed here: Poisson counts of ``keys`` (seed 5, 400 resamples)
+    and the jackknife leaving out each of ``groups`` (index arrays) in turn."""
+    weights = stats.poisson_weights(keys, 400, 5)
+    replicates = [micro_f1(np.repeat(reference, w, axis=0), np.repeat(prediction, w, axis=0)) for w in weights]
+    jackknife = [micro_f1(np.delete(reference, g, axis=0), np.delete(prediction, g, axis=0)) for g in groups]
+    return stats.bca_interval(np.array(replicates), micro_f1(reference, prediction), np.array(jackknife), 0.95)
+
+
+@pytest.mark.parametrize("n", [40, 120])
+def test_keyed_bca_without_ids_equals_an_independent_bca_over_strided_groups(n):
+    """Without ids a sample's key is its position: its Poisson counts are drawn from it, and its
+    jackknife group is its position modulo 100, the strided groups of stats.jackknife_groups
+    (leave-one-out under 100 samples: the groups no sample fell in are left out)."""
+    ref, good = REF[:n], GOOD[:n]
+    results = run(data={"reference": ref, "systems": {"good": good}}, averaging="micro", metrics=["f1"],
+                  statistics={"bootstrap": {"resamples": 400, "seed": 5}})
+    (row,) = results.rows
+    low, high = independent_bca(ref, good, stats.sample_keys(None, n), stats.jackknife_groups(n))
+    assert (row.ci_low, row.ci_high) == pytest.approx((float(low), float(high)), abs=1e-12)
+
+
+def test_keyed_bca_with_ids_groups_samples_by_a_hash_of_their_id():
+    """With ids the jackknife groups are the ids' keys modulo 100: with 120 samples some groups
+    are empty (left out) and others hold several samples; the bounds equal a BCa computed here
+    over exactly those groups, and the run's row order does not matter."""
+    ids = np.array([f"clip{i:03d}" for i in range(len(REF))])
+    keys = stats.sample_keys(ids, len(ids))
+    group = keys % np.uint64(stats.JACKKNIFE_GROUPS)
+    groups = [np.flatnonzero(group == j) for j in np.unique(group)]
+    assert len(groups) < stats.JACKKNIFE_GROUPS and max(map(len, groups)) > 1  # the case this test is about
+    low, high = independent_bca(REF, GOOD, keys, groups)
+    order = np.random.default_rng(3).permutation(len(ids))
+    for rows in (np.arange(len(ids)), order):
+        data = {"reference": {"values": REF[rows].tolist(), "classes": list("abcd"), "ids": ids[rows].tolist()},
+                "systems": {"good": {"values": GOOD[rows].tolist(), "classes": list("abcd"), "ids": ids[rows].tolist()}}}
+        (row,) = run(data=data, averaging="micro", metrics=["f1"], statistics={"bootstrap": {"resamples": 400, "seed": 5}}).rows
+        assert (row.ci_low, row.ci_high) == pytest.approx((float(low), float(high)), abs=1e-12)
+
+
+def test_draws_over_all_samples_are_refused_by_a_partitioned_run_at_their_key():
+    config = {"data": {"reference": REF, "systems": {"good": GOOD}, "stream": True},
+              "statistics": {"bootstrap": {"keyed": False}}}
+    with pytest.raises(ConfigError, match=r"^statistics\.bootstrap\.keyed: a streamed run reduces its data in parts, "
+                                          r"so its draws are keyed by sample id; leave out `keyed: false`$"):
+        evalkit.api.plan(config, writes=False)
+    config = {"data": {"reference": REF, "systems": {"good": GOOD}},
+              "statistics": {"bootstrap": {"method": "poisson", "keyed": False}}}
+    with pytest.raises(ConfigError, match=r"^statistics\.bootstrap\.keyed: `method: poisson` draws keyed Poisson "
+                                          r"counts; for multinomial resamples write `method: percentile` with "
+                                          r"`keyed: false`$"):
+        run(**config)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("keyed", [True, False])
 @pytest.mark.parametrize("method", ["percentile", "bca"])
-def test_bootstrap_interval_covers_the_population_value_95_percent_of_the_time(method):
+def test_bootstrap_interval_covers_the_population_value_95_percent_of_the_time(method, keyed):
     """Cells: the prediction is positive with probability 0.5 and, where it is, the reference
     is positive with probability p = 0.7; the population micro precision is exactly p. Over 600
     repetitions of 200 cells (seeded), the 95% interval of 1,000 resamples covers p in 93–97%
@@ -129,7 +190,8 @@ def test_bootstrap_interval_covers_the_population_value_95_percent_of_the_time(m
         results = evalkit.run(
             {"data": {"reference": ref, "systems": {"s": pred}}, "representation": "crisp", "averaging": "micro",
              "metrics": ["precision"],
-             "statistics": {"bootstrap": {"resamples": 1000, "method": method, "seed": int(rng.integers(1 << 31))}}},
+             "statistics": {"bootstrap": {"resamples": 1000, "method": method, "seed": int(rng.integers(1 << 31)),
+                                          "keyed": keyed}}},
             write_reports=False,
         )
         (row,) = results.rows
@@ -185,10 +247,14 @@ def test_permutation_p_values_are_uniform_for_exchangeable_systems():
     assert 0.02 <= (p_values <= 0.05).mean() <= 0.09
 
 
-def paired_interval(first, second, resamples, rng, level=0.95):
+def paired_interval(first, second, resamples, rng, level=0.95, seed=None):
     """The percentile interval of micro F1(second) - micro F1(first) over paired bootstrap
-    resamples drawn here (both systems on the same resampled rows), from ``rng``."""
-    weights = stats.bootstrap_weights(len(REF), resamples, rng)
+    resamples drawn here (both systems on the same resampled rows): multinomial from ``rng``,
+    or keyed Poisson counts of the rows' positions from ``seed``."""
+    if seed is not None:
+        weights = stats.poisson_weights(stats.sample_keys(None, len(REF)), resamples, seed)
+    else:
+        weights = stats.bootstrap_weights(len(REF), resamples, rng)
     differences = []
     for w in weights:
         rows = np.repeat(np.arange(len(w)), w)
@@ -196,15 +262,16 @@ def paired_interval(first, second, resamples, rng, level=0.95):
     return np.quantile(differences, [(1 - level) / 2, (1 + level) / 2])
 
 
+@pytest.mark.parametrize("keyed", [True, False])
 @pytest.mark.parametrize("method", ["permutation", "bootstrap"])
-def test_a_paired_test_gives_the_differences_percentile_interval_over_paired_resamples(method: str):
-    statistics = {"level": 0.9, "test": {"method": method, "resamples": 300, "seed": 4}}
+def test_a_paired_test_gives_the_differences_percentile_interval_over_paired_resamples(method: str, keyed: bool):
+    statistics = {"level": 0.9, "test": {"method": method, "resamples": 300, "seed": 4, "keyed": keyed}}
     results = run(averaging="micro", metrics=["f1"], statistics=statistics)
     (comparison,) = results.comparisons
     rng = np.random.default_rng(4)
-    if method == "permutation":  # the permutations are drawn first, from the same generator
+    if method == "permutation" and not keyed:  # the permutations are drawn first, from the same generator
         rng.integers(0, 2, size=(300, len(REF)), dtype=bool)
-    low, high = paired_interval(GOOD, BAD, 300, rng, level=0.9)
+    low, high = paired_interval(GOOD, BAD, 300, rng, level=0.9, seed=4 if keyed else None)
     assert (comparison.ci_low, comparison.ci_high) == pytest.approx((low, high), abs=1e-12)
     assert comparison.ci_low < comparison.difference < comparison.ci_high < 0  # bad is clearly worse
     assert comparison.p_value == pytest.approx(1 / 301) and comparison.p_at_floor  # no resample reaches the gap
@@ -378,8 +445,9 @@ def test_runs_mistakes_are_explained():
 
 def test_poisson_intervals_do_not_depend_on_the_row_order(tmp_path):
     """Each sample's Poisson counts come from its id, so shuffled files (matched by id) give the
-    same intervals (up to the order of the sums, 1e-12), where multinomial resamples change;
-    they hold the estimate and are about as wide as the multinomial ones."""
+    same intervals (up to the order of the sums, 1e-12), where multinomial resamples
+    (`keyed: false`) change; they hold the estimate and are about as wide as the multinomial
+    ones."""
     ids = [f"s{i:03d}" for i in range(len(REF))]
     classes = ["a", "b", "c", "d"]
 
@@ -389,20 +457,20 @@ def test_poisson_intervals_do_not_depend_on_the_row_order(tmp_path):
             frame.to_csv(tmp_path / f"{name}_{role}.csv")
         return {"reference": str(tmp_path / f"{name}_ref.csv"), "systems": {"good": str(tmp_path / f"{name}_sys.csv")}}
 
-    def intervals(data, method):
+    def intervals(data, keyed):
         results = evalkit.run({
-            "name": "poisson", "data": data, "averaging": ["micro", "macro", "samples"],
-            "metrics": ["precision", "f1", "kld"], "statistics": {"bootstrap": {"resamples": 300, "method": method}},
+            "name": "poisson", "data": data, "averaging": ["micro", "macro", "samples"], "metrics": ["precision", "f1", "kld"],
+            "statistics": {"bootstrap": {"resamples": 300, "method": "percentile", "keyed": keyed}},
         })
         return {(r.averaging, r.metric): (r.value, r.ci_low, r.ci_high) for r in results.rows}
 
     shuffled = np.random.default_rng(0).permutation(len(REF))
-    poisson = intervals(files(np.arange(len(REF)), "sorted"), "poisson")
-    again = intervals(files(shuffled, "shuffled"), "poisson")
+    poisson = intervals(files(np.arange(len(REF)), "sorted"), True)
+    again = intervals(files(shuffled, "shuffled"), True)
     for key, bounds in poisson.items():
         assert again[key] == pytest.approx(bounds, rel=1e-12), key
-    multinomial = intervals(files(np.arange(len(REF)), "sorted"), "percentile")
-    reordered = intervals(files(shuffled, "shuffled"), "percentile")
+    multinomial = intervals(files(np.arange(len(REF)), "sorted"), False)
+    reordered = intervals(files(shuffled, "shuffled"), False)
     assert any(reordered[k][1] != pytest.approx(v[1], rel=1e-6) for k, v in multinomial.items())
     for key, (estimate, low, high) in poisson.items():
         assert low <= estimate <= high, key
