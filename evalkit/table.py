@@ -248,7 +248,7 @@ class Summary:
 
     @classmethod
     def of_terms(
-        cls, sums: NDArray[np.float64], classes: int, sample_metrics: Iterable[SetMetric], who: str = "a representation",
+        cls, sums: Array, classes: int, sample_metrics: Iterable[SetMetric], who: str = "a representation",
     ) -> Summary:
         """The summaries of a batch of sums of :meth:`terms` (replicates, terms): every field
         gains a leading replicate axis. Averagings that declare ``batched = True`` reduce the
@@ -258,9 +258,9 @@ class Summary:
         columns = [sums[:, 1 + j * classes : 1 + (j + 1) * classes] for j in range(n_columns)]
         _check_finite(columns, who)
         after = 1 + n_columns * classes
-        sample_sums = {key: sums[:, after + 2 * j : after + 2 * j + 2] for j, key in enumerate(keys)}
+        sample_sums: dict[str, Array] = {key: sums[:, after + 2 * j : after + 2 * j + 2] for j, key in enumerate(keys)}
         ref_sums, pred_sums, inter_sums, *matched_sums = columns
-        return cls(ref_sums, pred_sums, inter_sums, sums[:, 0], sample_sums, *matched_sums)
+        return cls(ref_sums, pred_sums, inter_sums, np.asarray(sums[:, 0], dtype=np.float64), sample_sums, *matched_sums)
 
     def replicate(self, b: int) -> Summary:
         """Replicate ``b`` of a batch made by :meth:`of_terms`, as an ordinary summary."""
