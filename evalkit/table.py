@@ -253,7 +253,7 @@ class Summary:
         """The summaries of a batch of sums of :meth:`terms` (replicates, terms): every field
         gains a leading replicate axis. Averagings that declare ``batched = True`` reduce the
         batch in one call; for the others, :meth:`replicate` gives one replicate's summary."""
-        keys = [metric_key(m) for m in sample_metrics]
+        keys = list(dict.fromkeys(metric_key(m) for m in sample_metrics))  # as :meth:`terms` holds them
         n_columns = (sums.shape[1] - 1 - 2 * len(keys)) // classes
         columns = [sums[:, 1 + j * classes : 1 + (j + 1) * classes] for j in range(n_columns)]
         _check_finite(columns, who)
