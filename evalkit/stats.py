@@ -237,7 +237,7 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0)
 def _poisson_counts(bits: np.ndarray, shift: int) -> np.ndarray:
     """The Poisson(1) count (uint8) of each 32-bit uniform ``(bits >> shift) & (2**32 - 1)``."""
     index = (bits.ravel() >> np.uint64(shift + 16)) & np.uint64(0xFFFF)
-    counts = np.take(_POISSON_TABLE, index.view(np.intp), mode="wrap")  # wrap: no bounds check, none needed
+    counts = np.take(_POISSON_TABLE, index.view(np.int64), mode="wrap")  # indices < 2**16: "wrap" only skips a buffered check
     near = np.flatnonzero(counts == 255)
     uniform = (bits.ravel()[near] >> np.uint64(shift)) & np.uint64(0xFFFFFFFF)
     counts[near] = np.searchsorted(_POISSON_THRESHOLDS, uniform, side="right")
