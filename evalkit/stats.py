@@ -154,18 +154,43 @@ def bootstrap_weights(n: int, resamples: int, rng: np.random.Generator) -> np.nd
     return weights
 
 
-#: P(K <= k) for K ~ Poisson(1), k = 0 .. 19: past 19 the tail, 1.5e-19, is below 2**-53.
-_POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
+#: T_k = round(2**32 P(K <= k)) for K ~ Poisson(1), for every k where it is below 2**32
+#: (k = 0 .. 11): a 32-bit uniform u counts #{k : T_k <= u} (:func:`poisson_weights`).
+_POISSON_THRESHOLDS = np.array(
+    [t for t in (round(math.fsum(math.exp(-1) / math.factorial(j) for j in range(k + 1)) * 2**32)
+                 for k in range(20)) if t < 2**32],
+    dtype=np.uint64,
+)
+
+
+def _poisson_table() -> np.ndarray:
+    """The count of every 32-bit uniform from its top 16 bits, by bucket of 2**16 values: exact
+    where no threshold falls inside the bucket, 255 (look at all 32 bits) where one does."""
+    starts = np.arange(1 << 16, dtype=np.uint64) << np.uint64(16)
+    low = np.searchsorted(_POISSON_THRESHOLDS, starts, side="right")
+    high = np.searchsorted(_POISSON_THRESHOLDS, starts | np.uint64(0xFFFF), side="right")
+    return np.where(low == high, low, 255).astype(np.uint8)
+
+
+_POISSON_TABLE = _poisson_table()
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
+#: At most this many 64-bit hashes are made at once (256 KB, and as much again for the mixing's
+#: temporary): every pass of :func:`_mix` runs in the core's L2 cache rather than through memory.
+_HASH_BLOCK = 1 << 15
 
-def _mix(x: np.ndarray) -> np.ndarray:
+
+def _mix(x: np.ndarray, spare: np.ndarray | None = None) -> np.ndarray:
     """SplitMix64's finaliser (Steele, Lea & Flood, "Fast splittable pseudorandom number
     generators", OOPSLA 2014): a bijection of uint64 whose outputs pass BigCrush as a counter
-    is fed through it."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    is fed through it. In place (``x`` is returned), ``spare`` a temporary of its shape."""
+    spare = np.empty_like(x) if spare is None else spare
+    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, 0)):
+        np.right_shift(x, np.uint64(shift), out=spare)
+        x ^= spare
+        if factor:
+            x *= np.uint64(factor)
+    return x
 
 
 def sample_keys(ids: object, n: int) -> np.ndarray:
@@ -182,31 +207,70 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0)
     """Poisson bootstrap resamples as counts: an int32 array (resamples, n) of Poisson(1) draws.
 
     The count of sample i in replicate b is a function of (``seed``, ``keys[i]``, b) alone — a
-    counter-based generator (SplitMix64 mixing, then the Poisson(1) inverse CDF) — so the
-    replicates of any part of the data are the columns of the whole's, in any order: chunks,
-    streams and cluster partitions resample identically. Unlike the multinomial bootstrap the
-    replicate sizes vary around n (Hanley & MacGibbon, "Creating non-parametric bootstrap
-    samples using Poisson frequencies", 2006; Chamandy, Muralidharan, Najmi & Naidu,
-    "Estimating uncertainty for massive data streams", Google, 2012). ``first``: the replicates
-    from that one on (so one replicate's counts are made alone).
+    counter-based generator — so the replicates of any part of the data are the columns of the
+    whole's, in any order: chunks, streams and cluster partitions resample identically. Unlike
+    the multinomial bootstrap the replicate sizes vary around n (Hanley & MacGibbon, "Creating
+    non-parametric bootstrap samples using Poisson frequencies", 2006; Chamandy, Muralidharan,
+    Najmi & Naidu, "Estimating uncertainty for massive data streams", Google, 2012). ``first``:
+    the replicates from that one on (so one replicate's counts are made alone).
+
+    The draw: one SplitMix64 hash of (seed, key, b // 2) gives 32 uniform bits u to replicate b
+    (the high half for even b, the low half for odd b), and the count is #{k : T_k <= u} with
+    ``T_k = round(2**32 P(K <= k))`` for K ~ Poisson(1), k = 0 .. 11 (:data:`_POISSON_THRESHOLDS`).
+    So P(count = k) = (T_k - T_(k-1)) / 2**32, within 2**-32 of e**-1 / k! for k = 0 .. 11; 12
+    takes the rest, 4 / 2**32 = 9.3e-10 (P(K >= 12) = 8.3e-10), and no count exceeds 12
+    (P(K >= 13) = 6.4e-11). The counts are read from a table of the top 16 bits, all 32 bits being compared
+    with the T_k only in the 8 of the 65,536 buckets that hold a T_k.
     """
-    weights = np.empty((_count(resamples, "resamples", 1), np.size(keys)), dtype=np.int32)
-    for start, bits in _keyed_bits(keys, resamples, seed, first):
-        uniform = (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
-        weights[start : start + len(bits)] = np.searchsorted(_POISSON_CDF, uniform, side="right")
+    resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
+    weights = np.empty((resamples, np.size(keys)), dtype=np.int32)
+    pairs = range(first // 2, (first + resamples + 1) // 2)
+    for rows, cols, bits in _keyed_hashes(keys, seed, pairs, _HASH_BLOCK):
+        for half in (0, 1):  # replicate 2p + half
+            taken = _taken(2 * (pairs.start + rows.start) + half - first, 2, rows.stop - rows.start, resamples)
+            if taken is not None:
+                source, target = taken
+                weights[target, cols] = _poisson_counts(bits[source], 32 * (1 - half))
     return weights
+
+
+def _poisson_counts(bits: np.ndarray, shift: int) -> np.ndarray:
+    """The Poisson(1) count (uint8) of each 32-bit uniform ``(bits >> shift) & (2**32 - 1)``."""
+    index = (bits.ravel() >> np.uint64(shift + 16)) & np.uint64(0xFFFF)
+    counts = np.take(_POISSON_TABLE, index.view(np.int64), mode="wrap")  # indices < 2**16: "wrap" only skips a buffered check
+    near = np.flatnonzero(counts == 255)
+    uniform = (bits.ravel()[near] >> np.uint64(shift)) & np.uint64(0xFFFFFFFF)
+    counts[near] = np.searchsorted(_POISSON_THRESHOLDS, uniform, side="right")
+    return counts.reshape(bits.shape)
 
 
 def keyed_masks(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> np.ndarray:
     """Paired permutations keyed by sample: (resamples, n) bool, True where sample i's two
     systems swap in replicate b, a fair coin that is a function of (``seed``, ``keys[i]``, b)
-    alone (the generator of :func:`poisson_weights`, in a domain of its own so a test's swaps
-    are independent of a bootstrap's counts of the same seed). So any split of the data, in any
-    order, permutes identically, as :func:`permutation_masks` cannot (its coins follow the rows'
-    positions in one generator)."""
-    masks = np.empty((_count(resamples, "resamples", 1), np.size(keys)), dtype=np.bool_)
-    for start, bits in _keyed_bits(keys, resamples, seed ^ _MASK_DOMAIN, first):
-        masks[start : start + len(bits)] = (bits >> np.uint64(63)).astype(np.bool_)
+    alone. So any split of the data, in any order, permutes identically, as
+    :func:`permutation_masks` cannot (its coins follow the rows' positions in one generator).
+
+    The coin of replicate b is bit ``b % 64`` of the SplitMix64 hash of (seed, key, b // 64),
+    with the seed in a domain of its own, so a test's swaps are independent of a bootstrap's
+    counts of the same seed: one hash gives 64 replicates' coins.
+    """
+    resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
+    masks = np.empty((resamples, np.size(keys)), dtype=np.bool_)
+    words = range(first // 64, (first + resamples + 63) // 64)
+    per_word = min(64, resamples)  # the coins a block writes, hashes x per_word, stay within 8 x _HASH_BLOCK
+    for rows, cols, bits in _keyed_hashes(keys, seed ^ _MASK_DOMAIN, words, _HASH_BLOCK // max(1, per_word // 8)):
+        for j, word in enumerate(bits, words.start + rows.start):
+            start = 64 * j - first  # the replicate of the word's bit 0
+            lo, hi = max(0, -start) // 8, (min(64, resamples - start) + 7) // 8  # its bytes in use
+            # byte y of a word, in little-endian order, holds its bits 8y .. 8y + 7: a row of each
+            octets = np.ascontiguousarray(word.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8)[:, lo:hi].T)
+            for bit in range(8):  # the coins of bits 8y + bit: byte row y shifted
+                taken = _taken(start + 8 * lo + bit, 8, hi - lo, resamples)
+                if taken is not None:
+                    source, target = taken
+                    coins = masks[target, cols].view(np.uint8)
+                    np.right_shift(octets[source], np.uint8(bit), out=coins)
+                    coins &= np.uint8(1)
     return masks
 
 
@@ -214,17 +278,35 @@ def keyed_masks(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> 
 _MASK_DOMAIN = 0x243F6A8885A308D3
 
 
-def _keyed_bits(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> Iterator[tuple[int, np.ndarray]]:
-    """Blocks of 64 random bits per (replicate, sample), each a function of (``seed``, key,
-    replicate) alone (SplitMix64 mixing), for replicates ``first`` to ``first + resamples``:
-    the place of a block's first replicate among them, and its bits."""
-    keys = np.asarray(keys, dtype=np.uint64)
+def _taken(start: int, step: int, count: int, size: int) -> tuple[slice, slice] | None:
+    """Rows ``start, start + step, ...`` (``count`` of them) of a block, as the output rows in
+    ``[0, size)``: the block's rows that fall there, and where they go; None if none does."""
+    skip = max(0, -(start // step))
+    stop = min(count, -(-(size - start) // step))
+    if skip >= stop:
+        return None
+    return slice(skip, stop), slice(start + skip * step, start + (stop - 1) * step + 1, step)
+
+
+def _keyed_hashes(keys: np.ndarray, seed: int, counters: range, entries: int) -> Iterator[tuple[slice, slice, np.ndarray]]:
+    """64 random bits per (counter, key), each a function of (``seed``, key, counter) alone
+    (SplitMix64 of the key's own hash plus the counter times the golden ratio, as SplitMix64
+    steps its state), in blocks of at most ``entries``: the counters' and the keys' places of a
+    block and its bits, (counters, keys) uint64, overwritten by the next block."""
+    keys = np.asarray(keys, dtype=np.uint64).ravel()
     with np.errstate(over="ignore"):
         base = _mix(keys ^ _mix(np.array([seed], dtype=np.uint64)))
-        rows = max(1, _BLOCK_ENTRIES // max(keys.size, 1))  # blocks of rows: bounded temporaries
-        for start in range(0, resamples, rows):
-            replicate = np.arange(first + start + 1, first + min(start + rows, resamples) + 1, dtype=np.uint64)[:, None]
-            yield start, _mix(base[None, :] + replicate * _GOLDEN)
+    width = max(1, min(keys.size, entries))
+    height = max(1, entries // width)
+    buffer, spare = np.empty(height * width, dtype=np.uint64), np.empty(height * width, dtype=np.uint64)
+    for top in range(0, len(counters), height):
+        rows = slice(top, min(top + height, len(counters)))
+        steps = np.arange(counters[rows][0] + 1, counters[rows][-1] + 2, dtype=np.uint64) * _GOLDEN
+        for left in range(0, keys.size, width):
+            cols = slice(left, min(left + width, keys.size))
+            size = len(steps) * (cols.stop - cols.start)
+            bits = np.add(steps[:, None], base[None, cols], out=buffer[:size].reshape(len(steps), -1))
+            yield rows, cols, _mix(bits, spare[:size].reshape(bits.shape))
 
 
 def _sorted_finite(replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -569,23 +569,6 @@ def test_paired_bootstrap_p_values_under_the_null():
 # ------------------------------------------------------------------------------ Poisson bootstrap
 
 
-def test_poisson_counts_are_poisson_and_depend_only_on_seed_key_and_replicate():
-    keys = stats.sample_keys([f"clip{i}" for i in range(50_000)], 50_000)
-    weights = stats.poisson_weights(keys, 40, seed=7)
-    assert weights.shape == (40, 50_000) and weights.dtype == np.int32
-    frequencies = np.bincount(weights.ravel(), minlength=6)[:6] / weights.size
-    pmf = np.array([math.exp(-1) / math.factorial(k) for k in range(6)])
-    # 2,000,000 draws: the standard error of each frequency is below 0.00035
-    np.testing.assert_allclose(frequencies, pmf, atol=0.0015)
-    assert abs(weights.mean() - 1) < 0.002 and abs(weights.var() - 1) < 0.004
-    # any part of the samples, in any order, gets the columns of the whole
-    part = np.random.default_rng(0).permutation(50_000)[:1000]
-    assert (stats.poisson_weights(keys[part], 40, seed=7) == weights[:, part]).all()
-    assert not (stats.poisson_weights(keys, 40, seed=8) == weights).all()
-    assert (stats.sample_keys([f"clip{i}" for i in range(3)], 3) == keys[:3]).all()  # ids, not positions
-    assert (stats.sample_keys(None, 4) == np.arange(4)).all()
-
-
 def poisson_precision_coverage(p, q, n, reps, resamples, seed):
     """Coverage of the 95% percentile interval of micro precision from Poisson resamples (the
     data sets of :func:`precision_coverage`; each data set's samples get their own keys)."""
@@ -605,6 +588,7 @@ def poisson_precision_coverage(p, q, n, reps, resamples, seed):
 @pytest.mark.slow
 def test_poisson_bootstrap_intervals_cover_the_population_precision():
     # The same data sets as the multinomial test above: 1,000 x 1,000 resamples, Monte Carlo SE
-    # 0.007. Measured (seed 0): 0.951 at p = 0.7 (multinomial: percentile 0.947, BCa 0.950).
+    # 0.007. Measured (seed 0): 0.948 at p = 0.7 (0.951 with the generator before issue 25; multinomial:
+    # percentile 0.947, BCa 0.950).
     coverage = poisson_precision_coverage(0.7, 0.5, 200, 1000, 1000, seed=0)
     assert 0.93 <= coverage <= 0.97, coverage
