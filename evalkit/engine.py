@@ -236,10 +236,12 @@ def _replicate_batches(
         block = made[drawn]
         stacked = np.hstack([terms[mixture[0][0]] if len(mixture) == 1 else sum(c * terms[i] for i, c in mixture)
                              for mixture in distinct])
-        product = np.zeros((len(block), stacked.shape[1]))
+        distinct_columns, place_of = _distinct_columns(stacked)
+        product = np.zeros((len(block), distinct_columns.shape[1]))
         for start in range(0, len(stacked), PRODUCT_ROWS):
             part = slice(start, start + PRODUCT_ROWS)
-            product += block[:, part].astype(np.float64) @ stacked[part]
+            product += block[:, part].astype(np.float64) @ distinct_columns[part]
+        product = product[:, place_of]
         for place, mixture in enumerate(distinct):
             product_of[drawn, mixture] = product[:, place * width : (place + 1) * width]
     classes = tables[0].ref.shape[1]
@@ -252,6 +254,26 @@ def _replicate_batches(
             total += sign * product_of[drawn, mixture]
         batches.append(Summary.of_terms(total, classes, axes.sample_metrics, who))
     return batches
+
+
+def _distinct_columns(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of ``stacked`` and where each column is among them: the systems'
+    tables repeat the reference's terms and the count, and a pair's difference has zero columns,
+    so the product multiplies each column once. Columns are told apart by a sample of their
+    values, then compared whole."""
+    sampled = np.ascontiguousarray(stacked[:: max(1, len(stacked) // 64)].T)
+    seen: dict[bytes, list[int]] = {}
+    place_of = np.empty(stacked.shape[1], dtype=np.intp)
+    kept: list[int] = []
+    for column in range(stacked.shape[1]):
+        alike = seen.setdefault(sampled[column].tobytes(), [])
+        same = next((k for k in alike if np.array_equal(stacked[:, kept[k]], stacked[:, column])), None)
+        if same is None:
+            same = len(kept)
+            alike.append(same)
+            kept.append(column)
+        place_of[column] = same
+    return stacked[:, kept], place_of
 
 
 #: A linear combination of tables' terms: (table index, coefficient) pairs, the first coefficient 1.

@@ -277,6 +277,32 @@ def test_a_paired_test_gives_the_differences_percentile_interval_over_paired_res
     assert comparison.p_value == pytest.approx(1 / 301) and comparison.p_at_floor  # no resample reaches the gap
 
 
+@pytest.mark.parametrize("keyed", [True, False])
+def test_permutation_p_values_and_nulls_equal_swaps_made_here(keyed: bool):
+    """Two systems close enough that the p-value is not at its floor, tested against a third as
+    baseline with one set of swaps shared by both pairs (one product per pair reduces both sides
+    of a permutation): each p-value equals (1 + #{|null| >= |observed|}) / (1 + R) over the
+    nulls computed here from the same swaps (keyed: coins of the rows' positions; not keyed: the
+    generator's first draws)."""
+    rng = np.random.default_rng(21)
+    near = np.clip(GOOD + rng.normal(0, 0.05, GOOD.shape), 0, 1)
+    systems = {"base": GOOD, "near": near, "bad": BAD}
+    results = run(data={"reference": REF, "systems": systems}, averaging="micro", metrics=["f1"],
+                  statistics={"test": {"method": "permutation", "resamples": 199, "seed": 9, "baseline": "base",
+                                       "keyed": keyed}})
+    masks = (stats.keyed_masks(stats.sample_keys(None, len(REF)), 199, 9) if keyed
+             else stats.permutation_masks(len(REF), 199, np.random.default_rng(9)))
+    for name in ("near", "bad"):
+        (comparison,) = [c for c in results.comparisons if c.system == name]
+        other = systems[name]
+        observed = micro_f1(REF, other) - micro_f1(REF, GOOD)
+        null = np.array([micro_f1(REF, np.where(m[:, None], GOOD, other)) - micro_f1(REF, np.where(m[:, None], other, GOOD))
+                         for m in masks])
+        assert comparison.difference == pytest.approx(observed, rel=1e-12)
+        assert comparison.p_value == stats.p_value(observed, null)  # a count of resamples: exact
+    assert [c for c in results.comparisons if c.system == "near"][0].p_value > 2 / 200  # not at the floor
+
+
 def test_identical_systems_differ_by_exactly_zero():
     results = run(data={"reference": REF, "systems": {"a": GOOD, "b": GOOD.copy()}}, averaging="micro",
                   metrics=["f1"], statistics={"test": {"resamples": 50}})

@@ -1,0 +1,101 @@
+"""Benchmark: the statistics' time and peak memory against the number of samples.
+
+Run as a script, not a test::
+
+    python benchmarks/bench_statistics.py [--samples 10000 100000 1000000] [--resamples 1000] [--classes 17]
+
+For each size n, a reference and two systems of n x ``classes`` float32 memberships (.npy, no
+ids: samples are keyed by position) and, each in a fresh process, ``evalkit.run`` of fuzzy
+minimum micro and macro precision, recall and F1:
+
+- without statistics (the scoring time);
+- with the defaults of a run that asks for statistics: BCa bootstrap intervals of
+  ``resamples`` and a paired permutation test of as many against the first system.
+
+It prints each run's time (``evalkit.run`` alone, after the imports and a warm-up run on 100
+samples) and the process's peak RSS (VmHWM), the ratio of the two times, and over the sizes the
+fitted exponent of time against n (1: linear) and the memory the statistics add per sample (the
+slope of peak RSS against n). Targets (issue 25): at 1e6 x 17 under 20x the scoring time and
+under 1 GB; the peak flat in n.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+RUN = """
+import json, sys, time
+import evalkit
+
+def config(n, statistics):
+    folder = sys.argv[1]
+    run = {"name": "stats", "data": {"reference": f"{folder}/ref{n}.npy",
+                                     "systems": {"a": f"{folder}/a{n}.npy", "b": f"{folder}/b{n}.npy"}},
+           "averaging": ["micro", "macro"], "metrics": ["precision", "recall", "f1"]}
+    if statistics:
+        resamples = int(sys.argv[4])
+        run["statistics"] = {"bootstrap": {"resamples": resamples}, "test": {"method": "permutation", "resamples": resamples}}
+    return run
+
+evalkit.run(config(100, sys.argv[3] == "1"), write_reports=False)  # imports, plugins, first-call costs
+start = time.perf_counter()
+results = evalkit.run(config(int(sys.argv[2]), sys.argv[3] == "1"), write_reports=False)
+took = time.perf_counter() - start
+peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+print(took, peak)
+"""
+
+
+def write(folder: Path, n: int, classes: int) -> None:
+    """A crisp-ish reference and two noisy systems of n samples."""
+    rng = np.random.default_rng(n)
+    reference = (rng.random((n, classes)) < 0.3).astype(np.float32)
+    np.save(folder / f"ref{n}.npy", reference)
+    for name, noise in (("a", 0.4), ("b", 0.5)):
+        noisy = reference * (1 - noise) + rng.random((n, classes), dtype=np.float32) * noise
+        np.save(folder / f"{name}{n}.npy", noisy.astype(np.float32))
+
+
+def measure(folder: Path, n: int, statistics: bool, resamples: int) -> tuple[float, int]:
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(RUN), str(folder), str(n), "1" if statistics else "0", str(resamples)],
+        capture_output=True, text=True, check=True,
+    )
+    took, peak = out.stdout.split()
+    return float(took), int(peak)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--classes", type=int, default=17)
+    args = parser.parse_args()
+    mib = 2**20
+    rows = []
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        write(folder, 100, args.classes)
+        for n in args.samples:
+            write(folder, n, args.classes)
+            plain, plain_peak = measure(folder, n, False, args.resamples)
+            took, peak = measure(folder, n, True, args.resamples)
+            rows.append((n, plain, took, plain_peak, peak))
+            print(f"{n:>10,} x {args.classes}: scoring {plain:7.2f} s, {plain_peak / mib:6,.0f} MiB; with statistics "
+                  f"{took:7.2f} s ({took / plain:5.1f}x), {peak / mib:6,.0f} MiB", flush=True)
+    if len(rows) > 1:
+        n, plain, took, plain_peak, peak = (np.array(column, dtype=np.float64) for column in zip(*rows))
+        exponent = np.polyfit(np.log(n), np.log(took), 1)[0]
+        per_sample = np.polyfit(n, peak - plain_peak, 1)[0]
+        print(f"time with statistics ~ n^{exponent:.2f}; the statistics add {per_sample:,.1f} bytes per sample of peak RSS")
+
+
+if __name__ == "__main__":
+    main()
