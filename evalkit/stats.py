@@ -219,8 +219,8 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0)
     ``T_k = round(2**32 P(K <= k))`` for K ~ Poisson(1), k = 0 .. 11 (:data:`_POISSON_THRESHOLDS`).
     So P(count = k) = (T_k - T_(k-1)) / 2**32, within 2**-32 of e**-1 / k! for k = 0 .. 11; 12
     takes the rest, 4 / 2**32 = 9.3e-10 (P(K >= 12) = 8.3e-10), and no count exceeds 12
-    (P(K >= 13) = 6.4e-11). The counts are read from a table of the top 16 bits, all 32 bits being compared
-    with the T_k only in the 8 of the 65,536 buckets that hold a T_k.
+    (P(K >= 13) = 6.4e-11). The counts are read from a table of u's top 16 bits; all 32 bits are
+    compared with the T_k only in the 8 of its 65,536 buckets that hold a T_k.
     """
     resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
     weights = np.empty((resamples, np.size(keys)), dtype=np.int32)
@@ -257,7 +257,7 @@ def keyed_masks(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> 
     resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
     masks = np.empty((resamples, np.size(keys)), dtype=np.bool_)
     words = range(first // 64, (first + resamples + 63) // 64)
-    per_word = min(64, resamples)  # the coins a block writes, hashes x per_word, stay within 8 x _HASH_BLOCK
+    per_word = min(64, resamples)  # the coins a block writes, hashes x per_word, stay about 8 x _HASH_BLOCK
     for rows, cols, bits in _keyed_hashes(keys, seed ^ _MASK_DOMAIN, words, _HASH_BLOCK // max(1, per_word // 8)):
         for j, word in enumerate(bits, words.start + rows.start):
             start = 64 * j - first  # the replicate of the word's bit 0
