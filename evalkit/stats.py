@@ -292,10 +292,12 @@ def _keyed_hashes(keys: np.ndarray, seed: int, counters: range, entries: int) ->
     """64 random bits per (counter, key), each a function of (``seed``, key, counter) alone
     (SplitMix64 of the key's own hash plus the counter times the golden ratio, as SplitMix64
     steps its state), in blocks of at most ``entries``: the counters' and the keys' places of a
-    block and its bits, (counters, keys) uint64, overwritten by the next block."""
+    block and its bits, (counters, keys) uint64, overwritten by the next block. The seed is
+    hashed by numpy's ``SeedSequence``, which takes any non-negative integer, as
+    ``np.random.default_rng`` does for the draws that are not keyed."""
     keys = np.asarray(keys, dtype=np.uint64).ravel()
     with np.errstate(over="ignore"):
-        base = _mix(keys ^ _mix(np.array([seed], dtype=np.uint64)))
+        base = _mix(keys ^ np.random.SeedSequence(seed).generate_state(1, np.uint64))
     width = max(1, min(keys.size, entries))
     height = max(1, entries // width)
     buffer, spare = np.empty(height * width, dtype=np.uint64), np.empty(height * width, dtype=np.uint64)
