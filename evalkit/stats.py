@@ -219,8 +219,8 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0)
     ``T_k = round(2**32 P(K <= k))`` for K ~ Poisson(1), k = 0 .. 11 (:data:`_POISSON_THRESHOLDS`).
     So P(count = k) = (T_k - T_(k-1)) / 2**32, within 2**-32 of e**-1 / k! for k = 0 .. 11; 12
     takes the rest, 4 / 2**32 = 9.3e-10 (P(K >= 12) = 8.3e-10), and no count exceeds 12
-    (P(K >= 13) = 6.4e-11). The counts are read from a table of the top 16 bits, all 32 bits being compared
-    with the T_k only in the 8 of the 65,536 buckets that hold a T_k.
+    (P(K >= 13) = 6.4e-11). The counts are read from a table of u's top 16 bits; all 32 bits are
+    compared with the T_k only in the 8 of its 65,536 buckets that hold a T_k.
     """
     resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
     weights = np.empty((resamples, np.size(keys)), dtype=np.int32)
@@ -257,7 +257,7 @@ def keyed_masks(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> 
     resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
     masks = np.empty((resamples, np.size(keys)), dtype=np.bool_)
     words = range(first // 64, (first + resamples + 63) // 64)
-    per_word = min(64, resamples)  # the coins a block writes, hashes x per_word, stay within 8 x _HASH_BLOCK
+    per_word = min(64, resamples)  # the coins a block writes, hashes x per_word, stay about 8 x _HASH_BLOCK
     for rows, cols, bits in _keyed_hashes(keys, seed ^ _MASK_DOMAIN, words, _HASH_BLOCK // max(1, per_word // 8)):
         for j, word in enumerate(bits, words.start + rows.start):
             start = 64 * j - first  # the replicate of the word's bit 0
@@ -292,10 +292,12 @@ def _keyed_hashes(keys: np.ndarray, seed: int, counters: range, entries: int) ->
     """64 random bits per (counter, key), each a function of (``seed``, key, counter) alone
     (SplitMix64 of the key's own hash plus the counter times the golden ratio, as SplitMix64
     steps its state), in blocks of at most ``entries``: the counters' and the keys' places of a
-    block and its bits, (counters, keys) uint64, overwritten by the next block."""
+    block and its bits, (counters, keys) uint64, overwritten by the next block. The seed is
+    hashed by numpy's ``SeedSequence``, which takes any non-negative integer, as
+    ``np.random.default_rng`` does for the draws that are not keyed."""
     keys = np.asarray(keys, dtype=np.uint64).ravel()
     with np.errstate(over="ignore"):
-        base = _mix(keys ^ _mix(np.array([seed], dtype=np.uint64)))
+        base = _mix(keys ^ np.random.SeedSequence(seed).generate_state(1, np.uint64))
     width = max(1, min(keys.size, entries))
     height = max(1, entries // width)
     buffer, spare = np.empty(height * width, dtype=np.uint64), np.empty(height * width, dtype=np.uint64)

@@ -195,3 +195,11 @@ def test_bad_counts_are_one_clear_error(make):
         make(WHOLE, 0, 1)
     with pytest.raises(ValueError, match=r"^first must be >= 0, got -1$"):
         make(WHOLE, 1, 1, -1)
+
+
+def test_a_seed_of_any_size_draws_as_numpy_takes_it():
+    # The configuration takes any seed >= 0, and numpy's generators (the draws not keyed) too.
+    k = keys(1000)
+    big = [stats.poisson_weights(k, 8, seed) for seed in (1, 2**64, 2**64 + 1, 2**200)]
+    assert all(not (a == b).all() for i, a in enumerate(big) for b in big[i + 1:])
+    assert stats.keyed_masks(k, 8, 2**70).shape == (8, 1000)
