@@ -15,7 +15,7 @@ partition that is the whole data takes them (the settings refuse it for a stream
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -241,12 +241,38 @@ class _Drawn:
         return self.counts[b]
 
 
+class _Keys:
+    """Each sample's key, made for the samples asked for: a hash of its id, or its place in the
+    data without ids. Never held for the whole partition unless a replicate's row asks (a data
+    metric's), so keyed draws cost no memory per sample."""
+
+    def __init__(self, ids: Any, first: int, n: int) -> None:
+        self.ids, self.first, self.n = ids, first, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, part: slice) -> np.ndarray:
+        start, stop, _ = part.indices(self.n)
+        if self.ids is None:
+            return np.arange(self.first + start, self.first + stop, dtype=np.uint64)
+        return stats.sample_keys(self.ids[start:stop], stop - start)
+
+    def all(self) -> np.ndarray:
+        return self[0 : self.n]
+
+    def blocks(self, size: int = 1 << 16) -> Iterator[np.ndarray]:
+        """The keys ``size`` samples at a time."""
+        for start in range(0, self.n, size):
+            yield self[start : start + size]
+
+
 class _Keyed:
     """Counts keyed by sample (Poisson counts, or permutation swaps): made for a block of
     samples, or for one replicate, when asked, from the samples' keys and the seed alone, so no
     replicates x samples matrix is ever held."""
 
-    def __init__(self, keys: np.ndarray, resamples: int, seed: int, swaps: bool = False) -> None:
+    def __init__(self, keys: _Keys, resamples: int, seed: int, swaps: bool = False) -> None:
         self.keys, self.n_replicates, self.seed, self.swaps = keys, resamples, seed, swaps
 
     def _made(self, keys: np.ndarray, resamples: int, first: int = 0) -> np.ndarray:
@@ -258,7 +284,7 @@ class _Keyed:
         return self._made(self.keys[part], self.n_replicates)
 
     def row(self, b: int) -> np.ndarray:
-        return self._made(self.keys, 1, b)[0]
+        return self._made(self.keys.all(), 1, b)[0]
 
 
 class _Grouped:
@@ -267,18 +293,22 @@ class _Grouped:
     :func:`evalkit.stats.jackknife_groups`), and replicate j counts every sample outside group j
     once. Groups no sample fell in are left out when the acceleration is computed."""
 
-    def __init__(self, keys: np.ndarray, groups: int = stats.JACKKNIFE_GROUPS) -> None:
-        self.group, self.n_replicates = (keys % np.uint64(groups)).astype(np.intp), groups
+    def __init__(self, keys: _Keys, groups: int = stats.JACKKNIFE_GROUPS) -> None:
+        self.keys, self.n_replicates = keys, groups
+
+    def _group(self, keys: np.ndarray) -> np.ndarray:
+        return (keys % np.uint64(self.n_replicates)).astype(np.intp)
 
     def block(self, part: slice) -> np.ndarray:
-        return self.group[part] != np.arange(self.n_replicates)[:, None]
+        return self._group(self.keys[part]) != np.arange(self.n_replicates)[:, None]
 
     def row(self, b: int) -> np.ndarray:
-        return self.group != b
+        return self._group(self.keys.all()) != b
 
     def sizes(self) -> np.ndarray:
         """How many samples each group holds."""
-        return np.bincount(self.group, minlength=self.n_replicates)
+        return sum((np.bincount(self._group(keys), minlength=self.n_replicates) for keys in self.keys.blocks()),
+                   np.zeros(self.n_replicates, dtype=np.int64))
 
 
 class _Draws:
@@ -290,12 +320,10 @@ class _Draws:
         self._made: dict[tuple[int, int, bool], _Keyed] = {}
 
     @functools.cached_property
-    def keys(self) -> np.ndarray:
-        """Each sample's key: a hash of its id, or its place in the data without ids (made only
-        for statistics that draw)."""
-        ids, first = self.partition.reference.ids, self.partition.first_row
-        n = len(self.partition.reference)
-        return stats.sample_keys(ids, n) if ids is not None else np.arange(first, first + n, dtype=np.uint64)
+    def keys(self) -> _Keys:
+        """Each sample's key, made as the draws ask for it."""
+        reference = self.partition.reference
+        return _Keys(reference.ids, self.partition.first_row, len(reference))
 
     @functools.cached_property
     def interval(self) -> Counts:
