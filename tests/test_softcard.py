@@ -271,3 +271,13 @@ def test_symmetric_similarities_score_each_pair_once_with_the_same_values(monkey
     both_ways = evalkit.evaluate(docs_g, docs_p, **kwargs)
     for key in CARDS:
         np.testing.assert_allclose(once[key], both_ways[key], rtol=1e-12)
+
+
+def test_a_vocabulary_check_sees_each_sample_s_items_under_its_name():
+    """by_sample: every item of a sample, classes in order, keyed by side and sample id (or row)."""
+    from evalkit.items import ItemSets
+
+    grouped = ItemSets.from_python([{"a": ["x", "y"], "b": ["z"]}, {"b": ["w"]}], ids=["d1", "d2"])
+    assert grouped.by_sample("reference") == {"reference:d1": ("x", "y", "z"), "reference:d2": ("w",)}
+    plain = ItemSets.from_python([["x", "x"], []])
+    assert plain.by_sample("sys") == {"sys:row 1": ("x", "x"), "sys:row 2": ()}
