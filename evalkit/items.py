@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, overload
 
@@ -242,7 +242,7 @@ class ItemSets:
                 )
             return tuple(values) if lines is None else clean_items(values, where(row))
 
-        grouped = any(isinstance(s, dict) for s in samples)
+        grouped = any(map(isinstance, samples, repeat(dict)))
         if grouped:
             names = list(classes or dict.fromkeys(c for s in samples if isinstance(s, dict) for c in s))
             rows = []

@@ -311,3 +311,12 @@ def test_a_vocabulary_check_sees_each_sample_s_items_under_its_name():
     assert grouped.by_sample("reference") == {"reference:d1": ("x", "y", "z"), "reference:d2": ("w",)}
     plain = ItemSets.from_python([["x", "x"], []])
     assert plain.by_sample("sys") == {"sys:row 1": ("x", "x"), "sys:row 2": ()}
+
+
+def test_plain_lists_mixed_with_class_mappings_are_named():
+    """Whichever comes first, the sample that is not a mapping is named (any sample that maps
+    classes to items makes the data grouped by class)."""
+    for samples, row in (([["x"], {"items": ["y"]}], 1), ([{"items": ["y"]}, ["x"]], 2)):
+        with pytest.raises(DataError, match=rf"reference: sample {row}: the sample is a list; when some samples map "
+                                            "classes to items, all must"):
+            evalkit.evaluate(samples, samples, representation="exact_match")
