@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, overload
 
 import numpy as np
@@ -201,9 +202,17 @@ class ItemSets:
     def sample_name(self, row: int) -> str:
         return self.ids[row] if self.ids is not None else f"row {row + 1}"
 
-    def by_sample(self, side: str) -> dict[str, list[Any]]:
-        """``{"<side>:<sample>": all its items}``, for similarities that check their vocabulary."""
-        return {f"{side}:{self.sample_name(i)}": list(chain.from_iterable(s)) for i, s in enumerate(self.samples)}
+    def by_sample(self, side: str) -> dict[str, Items]:
+        """``{"<side>:<sample>": all its items}``, for similarities that check their vocabulary.
+
+        With one class a sample's items are its tuple itself: no new sequence per sample (a
+        list each took 0.8 s of a 100,000-document soft-cardinality run, in the collector)."""
+        names = self.ids if self.ids is not None else (f"row {row}" for row in range(1, len(self) + 1))
+        if len(self.classes) == 1:
+            items: Iterator[Items] = map(itemgetter(0), self.samples)
+        else:
+            items = (tuple(chain.from_iterable(s)) for s in self.samples)
+        return dict(zip((f"{side}:{name}" for name in names), items))
 
     @classmethod
     def from_python(
@@ -224,7 +233,16 @@ class ItemSets:
         def where(row: int) -> str:
             return f"{source}:{lines[row]}" if lines is not None else f"{source}: sample {row + 1}"
 
-        grouped = any(isinstance(s, dict) for s in samples)
+        def items(values: Any, row: int) -> Items:
+            """One list of items as a tuple (its place is worded only for a message: 100,000
+            f-strings cost more than the tuples)."""
+            if not isinstance(values, (list, tuple)):  # a str or bytes is one item, not a list
+                raise DataError(
+                    f"{where(row)}: expected a list of items, got {values!r}; write a single item as a one-element list"
+                )
+            return tuple(values) if lines is None else clean_items(values, where(row))
+
+        grouped = any(map(isinstance, samples, repeat(dict)))
         if grouped:
             names = list(classes or dict.fromkeys(c for s in samples if isinstance(s, dict) for c in s))
             rows = []
@@ -234,7 +252,7 @@ class ItemSets:
                         f"{where(i)}: the sample is a {type(sample).__name__}; when some samples map classes to "
                         "items, all must"
                     )
-                rows.append(tuple(_items(sample.get(c, ()), where(i), lines is not None) for c in names))
+                rows.append(tuple(items(sample.get(c, ()), i) for c in names))
         else:
             names = list(classes or [DEFAULT_CLASS])
             if len(names) != 1:
@@ -242,16 +260,8 @@ class ItemSets:
                     f"{source}: samples are plain item lists (one class) but {len(names)} classes were given; "
                     "map each class to its items instead"
                 )
-            rows = [(_items(sample, where(i), lines is not None),) for i, sample in enumerate(samples)]
+            rows = [(items(sample, i),) for i, sample in enumerate(samples)]
         if lines is None:
             return cls(tuple(rows), tuple(map(str, names)), None if ids is None else tuple(map(str, ids)), source)
         cleaned = None if ids is None else clean_ids(ids, source, lines)
         return cls(tuple(rows), check_header(names, source, what="class"), cleaned, source)
-
-
-def _items(items: Any, where: str, rules: bool) -> Items:
-    if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)):
-        raise DataError(
-            f"{where}: expected a list of items, got {items!r}; write a single item as a one-element list"
-        )
-    return clean_items(items, where) if rules else tuple(items)

@@ -271,3 +271,52 @@ def test_symmetric_similarities_score_each_pair_once_with_the_same_values(monkey
     both_ways = evalkit.evaluate(docs_g, docs_p, **kwargs)
     for key in CARDS:
         np.testing.assert_allclose(once[key], both_ways[key], rtol=1e-12)
+
+
+def soft_cards_by_definition(g: list[str], p: list[str]) -> tuple[float, float, float]:
+    """card(G), card(P), card(G ⧺ P) of one document (eqs. 4, 5), each pair's similarity from
+    rapidfuzz's scorer: the peer the string similarity wraps."""
+    from rapidfuzz.distance import Levenshtein
+
+    def card(items: list[str]) -> float:
+        return sum(1 / sum(Levenshtein.normalized_similarity(a, b) for b in items) for a in items)
+
+    return card(g), card(p), card(g + p)
+
+
+@pytest.mark.parametrize("chunk_values", [None, 1])
+def test_documents_with_an_empty_side_last_in_a_chunk_equal_the_definition(monkeypatch, chunk_values):
+    """The row sums of a chunk of matrices (one reduceat) are right when the chunk's last
+    document has no prediction (a sum would start at the end of the values) or no reference;
+    with a chunk of one matrix, every document is last in its chunk."""
+    import evalkit.cells
+
+    if chunk_values is not None:
+        monkeypatch.setattr(evalkit.cells, "CHUNK_VALUES", chunk_values)
+    docs_g = [["gray", "color"], [], ["cafe", "coffee", "caffe"], ["tea"]]
+    docs_p = [["the", "grey"], ["pizza", "plaza"], ["cafe"], []]
+    out = evalkit.evaluate(docs_g, docs_p, representation="soft_cardinality", similarity="levenshtein",
+                           averaging="none", metrics=["card_ref", "card_pred", "card_union"])
+    expected = np.array([soft_cards_by_definition(g, p) for g, p in zip(docs_g, docs_p)]).sum(axis=0)
+    got = [float(out[key].iloc[0]) for key in ("card_ref", "card_pred", "card_union")]
+    # Sums of a few terms in another order: equal to rounding.
+    assert got == pytest.approx(expected.tolist(), rel=1e-12)
+
+
+def test_a_vocabulary_check_sees_each_sample_s_items_under_its_name():
+    """by_sample: every item of a sample, classes in order, keyed by side and sample id (or row)."""
+    from evalkit.items import ItemSets
+
+    grouped = ItemSets.from_python([{"a": ["x", "y"], "b": ["z"]}, {"b": ["w"]}], ids=["d1", "d2"])
+    assert grouped.by_sample("reference") == {"reference:d1": ("x", "y", "z"), "reference:d2": ("w",)}
+    plain = ItemSets.from_python([["x", "x"], []])
+    assert plain.by_sample("sys") == {"sys:row 1": ("x", "x"), "sys:row 2": ()}
+
+
+def test_plain_lists_mixed_with_class_mappings_are_named():
+    """Whichever comes first, the sample that is not a mapping is named (any sample that maps
+    classes to items makes the data grouped by class)."""
+    for samples, row in (([["x"], {"items": ["y"]}], 1), ([{"items": ["y"]}, ["x"]], 2)):
+        with pytest.raises(DataError, match=rf"reference: sample {row}: the sample is a list; when some samples map "
+                                            "classes to items, all must"):
+            evalkit.evaluate(samples, samples, representation="exact_match")

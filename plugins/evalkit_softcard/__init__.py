@@ -61,7 +61,7 @@ class SoftCardinality(BaseComponent[SoftCardinalityParams]):
     ) -> CardinalityTable:
         assert similarity is not None, "soft_cardinality uses a similarity, so evalkit always passes one"
         cells = Cells(reference, prediction)
-        n, p = len(cells.items), self.params.p
+        n, p = len(cells.item_list), self.params.p
         union = np.zeros(n)  # Σ_j sim^p over G ⧺ P, per item
         own = np.zeros(n)  # Σ_j sim^p over the item's own set
         blocks = cells.as_blocks(similarity)
@@ -85,7 +85,7 @@ class SoftCardinality(BaseComponent[SoftCardinalityParams]):
             union += np.bincount(j, weights=sim, minlength=n)
             own += np.bincount(j, weights=same_side, minlength=n)
         if n and (union.min() <= 0 or own.min() <= 0):
-            item = cells.items[np.argmin(own)]
+            item = cells.item_list[int(np.argmin(own))]
             raise PluginContractError(
                 f"{who(similarity, 'similarity')} gives {item!r} no similarity to itself; a "
                 "similarity must be 1 for identical items"
