@@ -363,12 +363,11 @@ def _listed_sum(totals: list[Any], parts: list[Any]) -> list[Any]:
 
 def check_items(axes: Axes, reference: ItemSets, prediction: ItemSets, label: str) -> None:
     """Let similarities that check their items (words missing from a vector model) see every
-    sample of both sides once, before anything is computed."""
+    sample of both sides, a side at a time, before anything is computed."""
     checks = [c for c in (optional(s.obj, "check") for s in axes.similarities) if c is not None]
-    if checks:
-        samples = {**reference.by_sample("reference"), **prediction.by_sample(label)}
+    for side in (reference.by_sample("reference"), prediction.by_sample(label)) if checks else ():
         for check in checks:
-            check(samples)
+            check(side)
 
 
 def set_measure(combination: Combination, averaging: str, metric: str) -> Measure:
