@@ -488,7 +488,7 @@ def _draw_heatmap(title: str, rows: list[Row]) -> Figure:
             if not present[y, x]:
                 continue
             colour = "black" if math.isnan(value) else _text_colour(HEAT(panel_norm(value)))
-            ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8)
+            ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8, in_layout=False)
         ax.set_xticks(range(len(averagings)), [label(a) for a in averagings])
         ax.set_yticks(range(len(tnorms)), [label(t) for t in tnorms])
         ax.tick_params(length=0)
