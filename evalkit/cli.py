@@ -291,7 +291,7 @@ def _print_tables(results: Results, width: int | None) -> None:
     not well known (each explained once, under the first table that names it)."""
     from rich.console import Console
 
-    from evalkit.folding import fold_to_width
+    from evalkit.folding import block_width, fold_to_width
     from evalkit.glossary import glossary
     from evalkit.pivot import comparison_table, tables
 
@@ -301,10 +301,10 @@ def _print_tables(results: Results, width: int | None) -> None:
         if table is None:
             continue
         folded = fold_to_width(table, width)
-        for rendered in folded.rich_tables():
+        for block, rendered in zip(folded.blocks, folded.rich_tables()):
             # Unfolded, a table keeps its natural width (labels would vanish): a wide one runs
             # past a narrow terminal instead.
-            natural = console.measure(rendered, options=console.options.update(max_width=10_000)).maximum
+            natural = block_width(block)
             Console(width=width or max(console.width, natural), force_terminal=console.is_terminal).print(rendered)
         labels = [table.title, *table.header, *(cell for row in table.rows for cell in row[: table.n_index])]
         lines = glossary(labels)
