@@ -215,6 +215,10 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None,
 
     _warn_failed_plugins()
     plan = api.plan(config, writes=not no_report, engine=engine)
+    if plan.report is not None and not no_report:
+        from evalkit.reporting import start_reports
+
+        start_reports(plan.report.writers)  # the figures' workers start while the run is scored
     with _progress(quiet) as bar:
         results = api.results_of(plan, progress=bar)
     failures = []
