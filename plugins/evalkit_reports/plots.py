@@ -247,6 +247,7 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
     global _ready
     pool, _ready = _ready, None
     if pool is None and len(plots) >= POOL_FIGURES and _forking():
+        _import_drawing()  # here, once: every later pool inherits it
         pool = _pool(min(len(plots), _cores()))
     if pool is None:
         return [image(plot, fmt) for plot in plots]
@@ -296,13 +297,18 @@ def _receive(parent: int) -> None:
     the other workers, blocked sending figures nobody reads). SIGTERM ends a worker as any
     process, not through the parent's handler. Both were held in the fork (:func:`_pool`).
     A worker dies with its parent: one whose parent was killed (SIGKILL) waited for work forever,
-    holding the command's stdout and stderr open. Then it imports what drawing needs."""
+    holding the command's stdout and stderr open. Then it imports what drawing needs, unless
+    it inherited it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # killed before prctl
         os._exit(1)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
+    _import_drawing()
+
+
+def _import_drawing() -> None:
     for module in ("matplotlib.backends.backend_agg", "matplotlib.figure", "matplotlib.style", "PIL.PngImagePlugin"):
         importlib.import_module(module)
 
