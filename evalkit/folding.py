@@ -66,11 +66,13 @@ class Folded:
 
 
 def _rich(block: Block) -> RichTable:
+    """Each column is given its width (the text's, when it does not wrap), which is what rich
+    would measure: so rich does not measure every cell again (half of printing tnorms' tables)."""
     table = block.table
     out = RichTable(title=Text(table.title, "table.title"), title_justify="left")
-    for i, (name, width) in enumerate(zip(table.header, block.widths)):
+    for i, (name, width, natural) in enumerate(zip(table.header, block.widths, column_widths(table))):
         out.add_column(Text(name), justify="right" if i >= table.n_index else "left", no_wrap=width is None,
-                       width=width, overflow="fold")
+                       width=width or natural, overflow="fold")
     by_system = table.header[0] == "system"
     for row, following in zip(table.rows, table.rows[1:] + [None]):
         out.add_row(*map(Text, row), end_section=by_system and following is not None and following[0] != row[0])
@@ -109,7 +111,7 @@ def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, in
                 arrangements.append([_measures_down(part, short.across) for part in parts])
             for tables in arrangements:
                 blocks = [Block(t, _wrap_widths(t, width)) for t in tables]
-                overflow = max(max(_block_width(b) - width for b in blocks), 0)
+                overflow = max(max(block_width(b) - width for b in blocks), 0)
                 scattered = short.across is None and len(tables) > len(parts)
                 lines = sum(map(_height, blocks)) + LEGEND_COST * legend_lines
                 yield (overflow, scattered, lines, rank), Folded(blocks, legend)
@@ -254,7 +256,8 @@ def _wrap_widths(table: TextTable, width: int) -> list[int | None]:
     return [w if w != natural else None for w, natural in zip(labels, widths)] + [None] * (len(widths) - n)
 
 
-def _block_width(block: Block) -> int:
+def block_width(block: Block) -> int:
+    """The width rich prints ``block`` at."""
     return sum((w or natural) + 3 for w, natural in zip(block.widths, column_widths(block.table))) + 1
 
 

@@ -143,6 +143,12 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "their paths, each starting with `out`; called instead of writing `render`'s text",
             "(results, out)",
         ),
+        OptionalMember(
+            "start", None, "starts what the report will need whatever the results are (worker "
+            "processes, imports) when `evalkit run` has checked the config, so that it runs while "
+            "the run is scored",
+            "()",
+        ),
     ),
 }
 

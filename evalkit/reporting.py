@@ -112,6 +112,16 @@ def write_reports(
     return written
 
 
+def start_reports(writers: Mapping[str, Any]) -> None:
+    """Each writer's optional ``start()``: what its report needs whatever the results are
+    (the HTML report's worker processes, which import matplotlib), started before the run is
+    scored, so that it is ready when the report is written."""
+    for writer in writers.values():
+        start = optional(writer, "start")
+        if start is not None:
+            start()
+
+
 def _write(results: Results, writer: Any, out: Path) -> list[Path]:
     """The files of one writer: its own ``write`` (several files), or its ``render`` in one."""
     write = optional(writer, "write")

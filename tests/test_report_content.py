@@ -5,10 +5,14 @@ and figures drawn in worker processes byte for byte as here. Real runs, real ren
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -225,3 +229,34 @@ def test_figures_drawn_by_worker_processes_are_byte_identical_to_those_drawn_her
     monkeypatch.setattr(plots, "POOL_FIGURES", len(found) + 1)  # fewer figures than that: drawn here
     monkeypatch.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
     assert {int(pid) for pid in plots.images(found, "png")} == {os.getpid()}
+
+
+def test_workers_started_before_the_figures_draw_them_all_whatever_their_number(monkeypatch):
+    """start_pool() forks the workers ahead (`evalkit run` does it before scoring, through the
+    writers' ``start``); the next images() takes them, even for one figure, and leaves none."""
+    found = plots.gallery(evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)).plots
+    here = [plots.image(plot, "png") for plot in found]
+    plots.start_pool()
+    assert plots.images(found, "png") == here
+    monkeypatch.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
+    plots.start_pool()
+    assert int(plots.images(found[:1], "png")[0]) != os.getpid()  # one figure: drawn by a worker started before
+    assert plots._ready is None
+    assert {int(pid) for pid in plots.images(found[:1], "png")} == {os.getpid()}  # none started: drawn here
+
+
+@pytest.mark.slow
+def test_evalkit_run_draws_its_figures_without_importing_matplotlib_itself(tmp_path):
+    """The command starts the figures' workers while it scores; they import matplotlib (0.5 s of
+    a cold run) and draw, and the command's own process never imports it. The page holds
+    every figure the gallery calls for, byte for byte as drawn here."""
+    configs = shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    probe = ("import atexit, sys; from evalkit.cli import main; "
+             "atexit.register(lambda: print('matplotlib' in sys.modules, file=sys.stderr)); "
+             "main(['run', 'quickstart.yaml', '-q'])")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=configs, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stderr.splitlines()[-1] == "False", done.stderr
+    page = (tmp_path / "results" / "quickstart.html").read_text(encoding="utf-8")
+    embedded = [base64.b64decode(m) for m in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)]
+    found = plots.gallery(evalkit.run(configs / "quickstart.yaml", write_reports=False)).plots
+    assert embedded == [plots.image(plot, "png") for plot in found]

@@ -270,6 +270,31 @@ def test_bca_breaks_down_when_the_acceleration_is_extreme():
     )
 
 
+# Φ and Φ⁻¹ without scipy (stats.normal_cdf, stats.normal_ppf) against scipy's ndtr and ndtri.
+# Both are accurate to a few ulp, so they agree to rel 1e-12 wherever the result is a normal
+# float: Φ(x) for x >= -37 (below that Φ is subnormal, 5e-309, where neither keeps 53 bits).
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(st.floats(-37.0, 37.0), min_size=1, max_size=20))
+def test_normal_cdf_equals_scipys_ndtr(xs):
+    x = np.array(xs)
+    assert stats.normal_cdf(x) == pytest.approx(scipy.special.ndtr(x), rel=1e-12, abs=0)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(st.floats(0.0, 1.0, exclude_min=True, exclude_max=True), min_size=1, max_size=20))
+def test_normal_ppf_equals_scipys_ndtri(ps):
+    p = np.array(ps)  # down to the smallest subnormal p: Φ⁻¹ is then about -38.5, a normal float
+    assert stats.normal_ppf(p) == pytest.approx(scipy.special.ndtri(p), rel=1e-12, abs=0)
+
+
+def test_normal_quantiles_at_the_ends_and_outside_are_scipys():
+    edges = np.array([0.0, 1.0, -0.5, 1.5, np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(stats.normal_ppf(edges), scipy.special.ndtri(edges))  # ±inf and NaN: exact
+    np.testing.assert_array_equal(stats.normal_cdf(edges[4:]), scipy.special.ndtr(edges[4:]))
+    assert stats.normal_ppf(0.5) == 0.0 and stats.normal_ppf(np.zeros((0, 3))).shape == (0, 3)
+    assert stats.normal_cdf(np.zeros((2, 0))).shape == (2, 0) and stats.normal_cdf(0.0) == 0.5
+
+
 def test_group_jackknife_partitions_the_samples_and_weights_leave_them_out():
     assert [g.tolist() for g in stats.jackknife_groups(3)] == [[0], [1], [2]]
     groups = stats.jackknife_groups(1003, groups=100)

@@ -6,8 +6,9 @@ attachment. Two renders of the same results are byte-identical except the text o
 ``<time class="created">`` element (the results' creation time, or the rendering time when the
 results do not record one).
 
-matplotlib is imported only when a report with figures is rendered, so registering these writers
-costs evalkit's start-up nothing.
+matplotlib is imported only where a figure is drawn, so registering these writers costs
+evalkit's start-up nothing; ``evalkit run`` starts the processes that draw them (``start``) before
+it scores the run, and they import it meanwhile.
 """
 
 from __future__ import annotations
@@ -53,7 +54,15 @@ MAX_AGREEMENT_ROWS = 60
 MAX_OPEN_ROWS = 40
 
 
-class HtmlWriter(BaseComponent):
+class _DrawsFigures(BaseComponent):
+    def start(self) -> None:
+        """The workers that draw the figures, started while the run is scored."""
+        from evalkit_reports.plots import start_pool
+
+        start_pool()
+
+
+class HtmlWriter(_DrawsFigures):
     """One self-contained HTML page: config, data checksums, tables, tests, figures."""
 
     name = "html"
@@ -63,7 +72,7 @@ class HtmlWriter(BaseComponent):
         return render_html(results)
 
 
-class _ImageWriter(BaseComponent):
+class _ImageWriter(_DrawsFigures):
     """One image file per figure, ``{out}-{figure name}{suffix}``."""
 
     suffix: ClassVar[str]

@@ -32,7 +32,9 @@ fixed hash salt for the ids inside SVG files.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
+import importlib
 import io
 import math
 import multiprocessing
@@ -46,23 +48,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import PIL.Image
 from cycler import cycler
-from matplotlib import colormaps
-from matplotlib import style as mpl_style
-from matplotlib.backend_bases import FigureCanvasBase
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import Normalize
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
 
 from evalkit.plugin import CurveRow, Measure, Results, Row, atomic_write, level_differences, visible
 from evalkit_reports.findings import agreement_note
+
+if TYPE_CHECKING:  # matplotlib (0.5 s to import) is imported where a figure is drawn: not by
+    # the gallery, so a run whose figures are drawn by worker processes never imports it itself
+    from matplotlib.colors import Colormap
+    from matplotlib.figure import Figure
 
 #: Resolution of the image files; a page shows them at DISPLAY_DPI, so they stay sharp on HiDPI.
 DPI = 150
@@ -88,8 +85,7 @@ PR_SET_PDEATHSIG = 1  # Linux's prctl option: the signal a process gets when its
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINESTYLES = ("-", "--", ":", "-.")
-HEAT = colormaps["viridis"].with_extremes(bad="#d9d9d9")
-DIVERGING = colormaps["RdBu"].with_extremes(bad="#d9d9d9")
+HEAT, DIVERGING = "viridis", "RdBu"  # colour maps, missing values grey (_colours)
 NONE = "—"
 
 RC = {
@@ -191,8 +187,18 @@ def _shown(results: Results) -> Results:
 @contextmanager
 def style() -> Iterator[None]:
     """matplotlib's defaults (ignoring any matplotlibrc) plus :data:`RC`, for drawing and saving."""
+    from matplotlib import style as mpl_style
+
     with mpl_style.context(["default", RC]):
         yield
+
+
+@functools.cache
+def _colours(name: str) -> Colormap:
+    """matplotlib's colour map ``name``, with missing values grey."""
+    from matplotlib import colormaps
+
+    return colormaps[name].with_extremes(bad="#d9d9d9")
 
 
 def image(plot: Plot, fmt: str) -> bytes:
@@ -206,6 +212,10 @@ def image(plot: Plot, fmt: str) -> bytes:
     of every figure."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"figures are written as png or svg, not {fmt!r}")
+    import PIL.Image
+    from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     buffer = io.BytesIO()
     with style():
         fig = plot.draw()
@@ -226,53 +236,85 @@ def image(plot: Plot, fmt: str) -> bytes:
 
 def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
     """Every plot as ``fmt`` (:func:`image`), in order: drawn by forked worker processes, one per
-    core, when there are at least :data:`POOL_FIGURES` of them; otherwise here.
+    core, when :func:`start_pool` started them or there are at least :data:`POOL_FIGURES` plots;
+    otherwise here.
 
     Measured on 2 cores: a pool of two forked workers costs about 40 ms to start and stop, a
     figure 0.1–1 s of pure-Python matplotlib work, so two figures already pay (taggers' two:
-    0.28–0.37 s against 0.42–0.53 s here; docs/benchmarks.md). Forking shares the plots with the
-    workers without pickling them (they hold closures). Where fork is unsafe or absent (macOS,
+    0.28–0.37 s against 0.42–0.53 s here; docs/benchmarks.md). The plots are sent pickled (their
+    ``draw`` is a function of this module and its data). Where fork is unsafe or absent (macOS,
     Windows) the figures are drawn here. The bytes are the same either way."""
-    workers = min(len(plots), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-    if len(plots) < POOL_FIGURES or workers < 2 or not sys.platform.startswith("linux"):
+    global _ready
+    pool, _ready = _ready, None
+    if pool is None and len(plots) >= POOL_FIGURES and _forking():
+        _import_drawing()  # here, once: every later pool inherits it
+        pool = _pool(min(len(plots), _cores()))
+    if pool is None:
         return [image(plot, fmt) for plot in plots]
-    context = multiprocessing.get_context("fork")
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_receive, initargs=(plots, os.getpid()))
     try:
-        # The workers are forked by the first submit. A signal landing in a fork runs its handler
-        # in an at-fork hook, where Python prints the exception and goes on: held until they exist.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
-        try:
-            drawn = pool.map(partial(_image_at, fmt=fmt), range(len(plots)))
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        return list(drawn)
+        return list(pool.map(partial(_image_of, fmt=fmt), plots))
     finally:
         pool.shutdown(cancel_futures=True)  # interrupted: the figures being drawn are awaited, no others
 
 
-_received: Sequence[Plot] = ()  # a worker's plots, inherited through fork
+def start_pool() -> None:
+    """Start the workers that will draw the next :func:`images` now: each imports matplotlib
+    (0.5 s) while this process scores the run and prints its tables, and this process need
+    not import it at all (`evalkit run`, through the figure writers' ``start``)."""
+    global _ready
+    if _ready is None and _forking():
+        _ready = _pool(_cores())
 
 
-def _receive(plots: Sequence[Plot], parent: int) -> None:
+_ready: ProcessPoolExecutor | None = None  # started by start_pool(), taken by the next images()
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
+def _forking() -> bool:
+    return _cores() >= 2 and sys.platform.startswith("linux")
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` forked processes, forked now (by a first, empty task). A signal
+    landing in a fork runs its handler in an at-fork hook, where Python prints the exception
+    and goes on: the signals are held until the workers exist."""
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_receive,
+                               initargs=(os.getpid(),))
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    try:
+        pool.submit(int)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return pool
+
+
+def _receive(parent: int) -> None:
     """A worker's start. Ctrl-C reaches the whole process group; the parent answers it and stops
     the pool, so a worker ignores it (a worker ended by it hung the run: the pool then waits for
     the other workers, blocked sending figures nobody reads). SIGTERM ends a worker as any
-    process, not through the parent's handler. Both were held in the fork (:func:`images`).
+    process, not through the parent's handler. Both were held in the fork (:func:`_pool`).
     A worker dies with its parent: one whose parent was killed (SIGKILL) waited for work forever,
-    holding the command's stdout and stderr open."""
-    global _received
-    _received = plots
+    holding the command's stdout and stderr open. Then it imports what drawing needs, unless
+    it inherited it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # killed before prctl
         os._exit(1)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
+    _import_drawing()
 
 
-def _image_at(index: int, fmt: str) -> bytes:
-    return image(_received[index], fmt)
+def _import_drawing() -> None:
+    for module in ("matplotlib.backends.backend_agg", "matplotlib.figure", "matplotlib.style", "PIL.PngImagePlugin"):
+        importlib.import_module(module)
+
+
+def _image_of(plot: Plot, fmt: str) -> bytes:
+    return image(plot, fmt)  # this module's image when the task runs (a test may replace it)
 
 
 def write_images(results: Results, out: Path, fmt: str) -> list[Path]:
@@ -368,6 +410,9 @@ def _cap(items: list, limit: int, what: str, notes: list[str], rest: str) -> lis
 # --- drawing helpers -------------------------------------------------------------------------
 
 def _figure(width: float, height: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(min(width, MAX_WIDTH), height), dpi=DISPLAY_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
@@ -464,6 +509,9 @@ def _heatmaps(rows: list[Row], notes: list[str]) -> list[Plot]:
 
 
 def _draw_heatmap(title: str, rows: list[Row]) -> Figure:
+    from matplotlib.colors import Normalize
+
+    heat = _colours(HEAT)
     metrics = _distinct(rows, "metric")[:MAX_PANELS]
     tnorms, averagings = _distinct(rows, "tnorm"), _distinct(rows, "averaging")
     cells = {(r.metric, r.tnorm, r.averaging): r.value for r in rows}
@@ -483,12 +531,12 @@ def _draw_heatmap(title: str, rows: list[Row]) -> Figure:
         present = np.array([[(metric, t, a) in cells for a in averagings] for t in tnorms])
         finite = grid[np.isfinite(grid)]
         panel_norm = norm or Normalize(*(finite.min(), finite.max()) if finite.size else (0, 1))
-        image = ax.imshow(np.ma.masked_invalid(grid), cmap=HEAT, norm=panel_norm, aspect="auto")
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=heat, norm=panel_norm, aspect="auto")
         for (y, x), value in np.ndenumerate(grid):
             if not present[y, x]:
                 continue
-            colour = "black" if math.isnan(value) else _text_colour(HEAT(panel_norm(value)))
-            ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8)
+            colour = "black" if math.isnan(value) else _text_colour(heat(panel_norm(value)))
+            ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8, in_layout=False)
         ax.set_xticks(range(len(averagings)), [label(a) for a in averagings])
         ax.set_yticks(range(len(tnorms)), [label(t) for t in tnorms])
         ax.tick_params(length=0)
@@ -543,6 +591,8 @@ def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> lis
 
 
 def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: dict[str, str]) -> Figure:
+    from matplotlib.patches import Patch
+
     rows = [r for _, combo in combos for r in combo]
     systems, metrics, averagings = _distinct(rows, "system"), _distinct(rows, "metric"), _distinct(rows, "averaging")
     averagings = averagings[:MAX_BAR_COLUMNS]
@@ -607,6 +657,8 @@ def _dots(rows: list[Row], combos: list[tuple[tuple, list[Row]]], colours: dict[
 
 
 def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colours: dict[str, str]) -> Figure:
+    from matplotlib.lines import Line2D
+
     systems = _distinct(rows, "system")
     averagings = list(dict.fromkeys(a for _, a in panels))
     ncols = len(averagings)
@@ -674,7 +726,7 @@ def _data_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> li
         caption=f"Metrics computed on the raw data ({_words(names)}), one panel each, a bar per system.{ci}",
         alt=(f"Bar charts, one panel per metric ({_words(names)}), each with one bar per system "
              f"({_words(systems)})" + (", with confidence-interval whiskers." if ci else ".")),
-        draw=lambda: _draw_data_bars(rows, colours),
+        draw=partial(_draw_data_bars, rows, colours),
     )]
 
 
@@ -731,6 +783,8 @@ def _per_class(rows: list[Row], colours: dict[str, str], notes: list[str]) -> li
 
 
 def _draw_per_class(where: str, rows: list[Row], colours: dict[str, str]) -> Figure:
+    from matplotlib.patches import Patch
+
     classes = _distinct(rows, "class_")[:MAX_CLASSES]
     systems, metrics = _distinct(rows, "system"), _distinct(rows, "metric")[:MAX_PANELS]
     ncols = min(len(metrics), 3)
@@ -807,6 +861,8 @@ def _line_labels(keys: list[tuple]) -> list[str]:
 
 
 def _draw_sweep(sweep: str, rows: list[Row], colours: dict[str, str]) -> Figure:
+    from matplotlib.lines import Line2D
+
     panels = list(_group(rows, lambda r: (r.metric, r.averaging)).items())[:MAX_PANELS]
     keys = list(_group(rows, _line_key))[:MAX_LINES]
     labels = dict(zip(keys, _line_labels(keys)))
@@ -876,6 +932,9 @@ def _levels(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[
 
 
 def _draw_levels(what: str, rows: list[Row], colours: dict[str, str]) -> Figure:
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
     systems = _distinct(rows, "system")
     differences = level_differences(rows) if len(systems) > 1 else []
     fig = _figure(9.0 if differences else 5.6, 3.4)
@@ -931,7 +990,7 @@ def _agreement(results: Results, notes: list[str]) -> list[Plot]:
                  "1 ranks the systems identically, −1 in reverse. Blue agrees, red disagrees."),
         alt=(f"Symmetric matrix heatmap of Kendall's tau between {len(measures)} measures "
              f"({_words([m.label() for m in measures])}), values from −1 (red) to 1 (blue), annotated."),
-        draw=lambda: _draw_agreement(results, measures),
+        draw=partial(_draw_agreement, results, measures),
     )]
 
 
@@ -962,6 +1021,7 @@ def _parts(measure: Measure) -> list[tuple[str, str]]:
 
 
 def _draw_agreement(results: Results, measures: list[Measure]) -> Figure:
+    diverging = _colours(DIVERGING)
     index = {m: i for i, m in enumerate(measures)}
     n = len(measures)
     matrix = np.full((n, n), np.nan)
@@ -975,12 +1035,12 @@ def _draw_agreement(results: Results, measures: list[Measure]) -> Figure:
     side = min(max(2.0 + 0.42 * n + longest * 0.065, 4.5), MAX_WIDTH - 1.2)
     fig = _figure(side + 1.2, side)
     ax = fig.subplots()
-    image = ax.imshow(np.ma.masked_invalid(matrix), cmap=DIVERGING, vmin=-1, vmax=1)
+    image = ax.imshow(np.ma.masked_invalid(matrix), cmap=diverging, vmin=-1, vmax=1)
     if n <= 16:
         for (i, j), tau in np.ndenumerate(matrix):
             if not math.isnan(tau):
                 ax.text(j, i, f"{tau:.2f}", ha="center", va="center", fontsize=7.5,
-                        color=_text_colour(DIVERGING((tau + 1) / 2)))
+                        color=_text_colour(diverging((tau + 1) / 2)))
     ax.set_xticks(range(n), names, rotation=40, ha="right", rotation_mode="anchor")
     ax.set_yticks(range(n), names)
     ax.tick_params(length=0)
@@ -1036,6 +1096,8 @@ def _group_curves(curves: Iterable[CurveRow]) -> dict[str, list[CurveRow]]:
 
 
 def _draw_curves(metric: str, curves: list[CurveRow], panels: list[tuple], colours: dict[str, str]) -> Figure:
+    from matplotlib.lines import Line2D
+
     ncols = min(len(panels), 3)
     nrows = math.ceil(len(panels) / ncols)
     fig = _figure(ncols * 4.2 + 1.6, nrows * 3.2 + 0.5)
