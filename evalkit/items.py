@@ -158,6 +158,7 @@ class ItemSets:
     classes: tuple[str, ...] = (DEFAULT_CLASS,)
     ids: tuple[str, ...] | None = None
     source: str = "<inline>"
+    notes: tuple[str, ...] = ()  # what a loader made of its file (a column it ignored), said in the results
 
     def __post_init__(self) -> None:
         if self.ids is not None and len(self.ids) != len(self.samples):

@@ -128,6 +128,8 @@ def prepare(
     reference's last (a stream's end): the reference part is empty by design."""
     settings, axes = job.settings, job.axes
     counted = Tally()
+    for data in (reference, *(run for runs in systems.values() for run in runs)):
+        counted.notes += data.notes if isinstance(data, ItemSets) else ()
     if isinstance(reference, LabelMatrix) and not past_the_reference:
         reference = reference.check_memberships()[0]
     systems = {name: [named_as_reference(reference, run) for run in runs]  # type: ignore[type-var]

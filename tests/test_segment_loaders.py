@@ -487,3 +487,43 @@ def test_merge_false_keeps_overlapping_events_as_listed(tmp_path):
     assert cells(kept) == {"a.wav": {"cat": ((5.0, 6.0),), "dog": ((0.0, 2.0), (1.0, 3.0), (3.0, 4.0))}}
     taken = kept.take(np.array([0, -1, 0])).samples  # a resample keeps them as listed too
     assert list(taken) == [kept.samples[0], ((), ()), kept.samples[0]]
+
+
+def desed_predictions():
+    import pandas as pd
+
+    return pd.DataFrame({"event_label": ["Speech", "Dog", "Speech"], "onset": [0.5, 2.0, 6.25],
+                         "offset": [1.75, 2.5, 9.0], "filename": ["a.wav", "a.wav", "b.wav"]})
+
+
+@pytest.mark.parametrize(("name", "write_frame", "column", "label"), [
+    # student_predictions0.5.csv: pandas' default index=True, tab-separated under a .csv name
+    ("student_predictions0.5.csv", lambda f, p: f.to_csv(p, sep="\t"), 1, "unnamed"),
+    # student_predictions_th_0.49.tsv: an index column named `index` after the others
+    ("student_predictions_th_0.49.tsv", lambda f, p: f.assign(index=range(len(f))).to_csv(p, sep="\t", index=False),
+     5, "'index'"),
+    # reset_index(): `index` first, comma-separated
+    ("predictions.csv", lambda f, p: f.reset_index().to_csv(p, index=False), 1, "'index'"),
+])
+def test_a_row_index_column_as_pandas_writes_it_is_ignored_with_a_note(tmp_path, name, write_frame, column, label):
+    """DESED_task writes its predictions with pandas, often with its row index: the index is a
+    column of its own, read as what it is (ignored, said in a note); the events equal those of
+    the same list without it, in memory and streamed."""
+    frame = desed_predictions()
+    write_frame(frame, tmp_path / name)
+    frame.to_csv(tmp_path / "plain.tsv", sep="\t", index=False)
+    loader = EventListLoader(EventListLoader.Params())
+    assert loader.sniff(tmp_path / name)
+    got, plain = loader.load(tmp_path / name, "s"), loader.load(tmp_path / "plain.tsv", "s")
+    assert (got.ids, got.classes, cells(got)) == (plain.ids, plain.classes, cells(plain))
+    assert got.notes == (f"{tmp_path / name}: column {column} ({label}) is a row index, as pandas writes one; ignored",)
+    assert plain.notes == ()
+    chunks = list(loader.stream(tmp_path / name, "s", rows=1))
+    assert [cells(c) for c in chunks] == [cells(c) for c in loader.stream(tmp_path / "plain.tsv", "s", rows=1)]
+    assert {c.notes for c in chunks} == {got.notes}
+    config = {"data": {"reference": str(tmp_path / "plain.tsv"), "systems": {"s": str(tmp_path / name)}},
+              "representation": "segments", "metrics": ["f1"], "averaging": "micro"}
+    results = evalkit.run(config, write_reports=False)
+    assert got.notes[0] in results.notes
+    (row,) = results.rows
+    assert row.value == 1.0  # the system's events are the reference's
