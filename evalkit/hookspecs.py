@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 #: plugin may rely on (a signature, a required member, what a name means), so a plugin written
 #: for 1.x may need changes for 2.0; it comes with a new major release of evalkit (a new minor
 #: one while evalkit is 0.x), which is what a plugin's dependency range can pin. 2.0 removed
-#: names of :mod:`evalkit.plugin` that no plugin needs (CHANGELOG.md).
-CONTRACT_VERSION = "2.0"
+#: names of :mod:`evalkit.plugin` that no plugin needs; 2.1 added a report writer's optional
+#: ``start()`` and :attr:`evalkit.plugin.ItemSets.notes` (CHANGELOG.md).
+CONTRACT_VERSION = "2.1"
 
 hookspec = pluggy.HookspecMarker("evalkit")
 #: Marks a plugin's implementation of a hook: ``@evalkit.plugin.hookimpl``.
