@@ -271,6 +271,12 @@ def _reorder(reference: LabelMatrix | ItemSets, prediction: Data, missing: str, 
                 f" (set {setting(python, argument, 'missing: empty')} if an absent sample means an empty prediction)"
                 if missing == "error" else ""
             )
+            if missing == "error" and isinstance(prediction, ItemSets) and isinstance(prediction.samples, Intervals):
+                advice = (
+                    f" (a system's event list often leaves out the files where it detected nothing: set "
+                    f"{setting(python, argument, 'missing: empty')} to score them as files without detections, as "
+                    "DCASE tools do; evalkit asks first, so that a list cut short is not scored as silence)"
+                )
             parts.append(f"missing {len(absent)} reference id(s): {', '.join(map(repr, absent[:MAX_LISTED]))}{advice}")
         if extra:
             parts.append(f"{len(extra)} id(s) not in the reference: {', '.join(map(repr, extra[:MAX_LISTED]))}")

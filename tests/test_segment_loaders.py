@@ -527,3 +527,22 @@ def test_a_row_index_column_as_pandas_writes_it_is_ignored_with_a_note(tmp_path,
     assert got.notes[0] in results.notes
     (row,) = results.rows
     assert row.value == 1.0  # the system's events are the reference's
+
+
+def test_a_file_a_system_leaves_out_is_explained_as_dcase_tools_read_it(tmp_path):
+    """A system's event list lists the files where it detected something: the error for a file
+    it leaves out says why evalkit asks, and `missing: empty` scores the file as one without
+    detections (the reference's events there are all missed)."""
+    reference = write(tmp_path / "ref.tsv", "filename\tonset\toffset\tevent_label\na.wav\t0\t1\tdog\nb.wav\t2\t3\tcat\n")
+    system = write(tmp_path / "sys.tsv", "filename\tonset\toffset\tevent_label\na.wav\t0\t1\tdog\n")
+    config = {"data": {"reference": str(reference), "systems": {"s": str(system)}}, "representation": "segments",
+              "metrics": ["recall"], "averaging": "micro"}
+    with pytest.raises(DataError) as error:
+        evalkit.run(config, write_reports=False)
+    assert str(error.value) == (
+        f"{system}: missing 1 reference id(s): 'b.wav' (a system's event list often leaves out the files where it "
+        "detected nothing: set `missing: empty` under `data:` to score them as files without detections, as DCASE "
+        f"tools do; evalkit asks first, so that a list cut short is not scored as silence) (reference: {reference})"
+    )
+    (row,) = evalkit.run({**config, "data": {**config["data"], "missing": "empty"}}, write_reports=False).rows
+    assert row.value == 0.5  # two 1-s segments in the reference, the one in b.wav missed
