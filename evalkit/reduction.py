@@ -260,7 +260,10 @@ class _Keys:
             return np.arange(self.first + start, self.first + stop, dtype=np.uint64)
         return stats.sample_keys(self.ids[start:stop], stop - start)
 
+    @functools.cached_property
     def all(self) -> np.ndarray:
+        """Every key, kept once made (a data metric's replicates ask for them replicate by
+        replicate, and hold the rows anyway)."""
         return self[0 : self.n]
 
     def blocks(self, size: int = 1 << 16) -> Iterator[np.ndarray]:
@@ -286,7 +289,7 @@ class _Keyed:
         return self._made(self.keys[part], self.n_replicates)
 
     def row(self, b: int) -> np.ndarray:
-        return self._made(self.keys.all(), 1, b)[0]
+        return self._made(self.keys.all, 1, b)[0]
 
 
 class _Grouped:
@@ -305,7 +308,7 @@ class _Grouped:
         return self._group(self.keys[part]) != np.arange(self.n_replicates)[:, None]
 
     def row(self, b: int) -> np.ndarray:
-        return self._group(self.keys.all()) != b
+        return self._group(self.keys.all) != b
 
     def sizes(self) -> np.ndarray:
         """How many samples each group holds."""
