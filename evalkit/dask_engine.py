@@ -44,8 +44,7 @@ from evalkit.plan import Source, Work
 from evalkit.progress import Progress
 from evalkit.reduction import Data, Tally, prepare, reduce_partition
 from evalkit.settings import Engine
-from evalkit.streaming import Partial, chunks_of, joined, reduce_rows
-from evalkit.table import CHUNK_ROWS
+from evalkit.streaming import Partial, chunk_rows, chunks_of, joined, reduce_rows
 from evalkit.weights import one_column
 
 #: What a wait that ran out raises: on Python 3.10, Dask's waits and asyncio's raise
@@ -313,7 +312,7 @@ def _read(work: Work, key: str, start: int, stop: int | None) -> tuple[LabelMatr
     many values were clipped; None when the file has no rows there."""
     # Whole chunks, even for a smaller block: a CSV is parsed from its start, and in chunks of a
     # few rows that parse cost 80 ms a block of quickstart (3 ms now); at most a chunk is read past it.
-    parts = list(chunks_of(work, _sources(work)[key], CHUNK_ROWS, start, stop))
+    parts = list(chunks_of(work, _sources(work)[key], chunk_rows(work), start, stop))
     if not sum(len(p) for p in parts):
         return None, 0
     block = joined(parts)

@@ -25,7 +25,7 @@ from evalkit.items import ItemSets
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
-from evalkit.table import CHUNK_ROWS, Summary
+from evalkit.table import Summary, chunk_rows
 
 #: Measure -> its value: a number, or (for a batch of replicates) an array with one per replicate.
 Values = dict[Measure, Any]
@@ -147,10 +147,11 @@ def _reduced(
 ) -> tuple[list[Sums], list[Replicates]]:
     sums = [Sums({}, []) for _ in predictions]
     replicates = [Replicates() for _ in draws]
-    n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
+    n_classes = _width(reference)
     combinations = axes.set_combinations()
-    for start in chunks(len(reference), progress, len(predictions) * len(combinations)):
-        part = slice(start, start + CHUNK_ROWS)
+    rows = chunk_rows(n_classes)
+    for start in chunks(len(reference), rows, progress, len(predictions) * len(combinations)):
+        part = slice(start, start + rows)
         ref, chunk_weights = reference[part], _rows(weights, part)
         made: dict[int, np.ndarray] = {}  # each draw's counts of the chunk, made once for every combination
         for draw in draws if combinations else ():
@@ -291,10 +292,11 @@ def data_states(
     if refused:
         raise DataError(refused)
     states: list[Any] = [None] * len(metrics)
-    for s in chunks(len(reference), progress):
-        ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
+    rows = chunk_rows(_width(reference))
+    for s in chunks(len(reference), rows, progress):
+        ref, pred = reference[s : s + rows], prediction[s : s + rows]
         parts = [
-            m.obj.update(ref, pred) if weights is None else m.obj.update(ref, pred, weights[s : s + CHUNK_ROWS])
+            m.obj.update(ref, pred) if weights is None else m.obj.update(ref, pred, weights[s : s + rows])
             for m in metrics
         ]
         states = [part if state is None else state + part for state, part in zip(states, parts)]
@@ -343,9 +345,15 @@ def _number(value: Any) -> Any:
     return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
 
 
-def chunks(n_rows: int, progress: Progress | None, times: int = 1) -> Iterator[int]:
-    """The first row of each chunk, advancing ``progress`` as each is done (``times`` over)."""
-    for start in range(0, n_rows, CHUNK_ROWS):
+def chunks(n_rows: int, rows: int, progress: Progress | None, times: int = 1) -> Iterator[int]:
+    """The first row of each chunk of ``rows`` rows, advancing ``progress`` as each is done
+    (``times`` over)."""
+    for start in range(0, n_rows, rows):
         yield start
         if progress:
-            progress.advance(min(CHUNK_ROWS, n_rows - start) * times)
+            progress.advance(min(rows, n_rows - start) * times)
+
+
+def _width(reference: Any) -> int:
+    """Classes of a membership array or of item sets: the width of a chunk's rows."""
+    return reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)

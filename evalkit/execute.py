@@ -16,8 +16,7 @@ from evalkit.progress import Progress
 from evalkit.provenance import described_file
 from evalkit.reduction import Scored, prepare, reduce_partition, scored
 from evalkit.sources import load_source, source_path
-from evalkit.streaming import stream_tally
-from evalkit.table import CHUNK_ROWS
+from evalkit.streaming import chunk_rows, stream_tally
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> Scored:
@@ -69,7 +68,7 @@ def _partitioned(plan: Plan) -> tuple[str, str]:
     settings = plan.job.settings
     dask = settings.engine.name == "dask"
     rows = f"blocks of {settings.engine.partition_rows:,} rows on the Dask cluster" if dask else \
-        f"{CHUNK_ROWS:,} rows at a time"
+        f"{chunk_rows(plan.work):,} rows at a time"
     what = f"the sums of {', '.join(plan.systems)} ({rows}"
     lower = "the classes or the components compared" + (", or `engine.partition_rows`" if dask else "")
     statistics = settings.statistics
