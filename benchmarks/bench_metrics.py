@@ -3,6 +3,7 @@
 Run as a script, not a test::
 
     python benchmarks/bench_metrics.py [--repeat 5] [--sklearn-repeat 1] [--scale 1.0] [--only soft|crisp]
+                                       [--function f1_score]
 
 Two seeded workloads: 1,000,000 x 17 soft labels (float32 memberships; average precision
 ranks the predictions against the reference thresholded at 0.5) and 100,000 x 527 crisp ones
@@ -135,6 +136,7 @@ def main() -> None:
     parser.add_argument("--sklearn-repeat", type=int, default=1)
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the rows (a quick look)")
     parser.add_argument("--only", choices=["soft", "crisp"], help="one workload of the two")
+    parser.add_argument("--function", default="", help="only the functions whose row starts so (f1_score, ...)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # zero divisions on empty columns: scikit-learn's and ours alike
     print(f"best of {args.repeat} interleaved rounds (scikit-learn: {args.sklearn_repeat}); times in ms\n")
@@ -145,6 +147,8 @@ def main() -> None:
         if args.only and args.only not in data:
             continue
         for function, fns in contenders(ref, pred).items():
+            if not function.startswith(args.function):
+                continue
             t = interleaved(fns, args.repeat, args.sklearn_repeat)
             print(f"| {data} | {function} | {t['metrics'] * 1e3:.1f} | {t['Evaluator'] * 1e3:.1f} "
                   f"| {t['floor'] * 1e3:.1f} | {t['sklearn'] * 1e3:.0f} | {t['metrics'] / t['Evaluator']:.2f}x "

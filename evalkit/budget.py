@@ -52,6 +52,18 @@ def size_of(value: Any, full: Path | None) -> Size:
     return Size(int(shape[0]), max(int(classes), 1))
 
 
+def classes_of(value: Any, full: Path | None) -> int:
+    """Classes of a source from its header alone (of a text file, its first line, where
+    :func:`size_of` counts every line too): what sizes a streamed chunk's rows."""
+    if full is not None and full.is_file() and full.suffix.lower() not in (".npy", ".npz", ".parquet"):
+        try:
+            with full.open("rb") as handle:
+                return _fields(handle.readline(_BLOCK))
+        except OSError:
+            return 1  # unreadable: the loader says why when the data is read
+    return size_of(value, full).classes
+
+
 def _file_size(path: Path) -> Size:
     suffix = path.suffix.lower()
     try:
@@ -95,8 +107,12 @@ def _text_size(path: Path) -> Size:
             if not first:
                 first = block.split(b"\n", 1)[0]
             lines += block.count(b"\n")
-    fields = max(first.count(b","), first.count(b"\t"), first.count(b" ")) + 1
-    return Size(max(lines, 1), max(fields - 1, 1))
+    return Size(max(lines, 1), _fields(first))
+
+
+def _fields(header: bytes) -> int:
+    """Columns of a text table's header line but the first (the ids), at least 1."""
+    return max(max(header.count(b","), header.count(b"\t"), header.count(b" ")), 1)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from evalkit.items import ItemSets
 from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
-from evalkit.table import CHUNK_ROWS, CardinalityTable, Summary
+from evalkit.table import CardinalityTable, Summary, chunk_rows
 
 #: Measure -> its value: a number, or (for a batch of replicates) an array with one per replicate.
 Values = dict[Measure, Any]
@@ -161,10 +161,11 @@ def _reduced(
 ) -> tuple[list[Sums], list[Replicates]]:
     sums = [Sums({}, []) for _ in predictions]
     replicates = [Replicates() for _ in draws]
-    n_classes = reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)
+    n_classes = _width(reference)
     combinations = axes.set_combinations()
-    for start in chunks(len(reference), progress, len(predictions) * len(combinations)):
-        part = slice(start, start + CHUNK_ROWS)
+    rows = chunk_rows(n_classes)
+    for start in chunks(len(reference), rows, progress, len(predictions) * len(combinations)):
+        part = slice(start, start + rows)
         ref, chunk_weights = reference[part], _rows(weights, part)
         made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
         for draw in draws if combinations else ():
@@ -193,10 +194,6 @@ def _reduced(
         for draw, into in zip(draws, replicates):
             into.data = [_replicate_states(axes, reference, predictions, weights, draw, b) for b in range(draw.n_replicates)]
     return sums, replicates
-
-
-#: Samples a reweighting product takes at a time: its float64 counts (replicates x samples) stay in cache.
-PRODUCT_ROWS = 2048
 
 
 def _replicate_batches(
@@ -238,8 +235,9 @@ def _replicate_batches(
                              for mixture in distinct])
         distinct_columns, place_of = _distinct_columns(stacked)
         product = np.zeros((len(block), distinct_columns.shape[1]))
-        for start in range(0, len(stacked), PRODUCT_ROWS):
-            part = slice(start, start + PRODUCT_ROWS)
+        rows = chunk_rows(len(block))  # the float64 counts of a part, (replicates, rows), stay in cache
+        for start in range(0, len(stacked), rows):
+            part = slice(start, start + rows)
             product += block[:, part].astype(np.float64) @ distinct_columns[part]
         product = product[:, place_of]
         for place, mixture in enumerate(distinct):
@@ -403,10 +401,11 @@ def data_states(
     if refused:
         raise DataError(refused)
     states: list[Any] = [None] * len(metrics)
-    for s in chunks(len(reference), progress):
-        ref, pred = reference[s : s + CHUNK_ROWS], prediction[s : s + CHUNK_ROWS]
+    rows = chunk_rows(_width(reference))
+    for s in chunks(len(reference), rows, progress):
+        ref, pred = reference[s : s + rows], prediction[s : s + rows]
         parts = [
-            m.obj.update(ref, pred) if weights is None else m.obj.update(ref, pred, weights[s : s + CHUNK_ROWS])
+            m.obj.update(ref, pred) if weights is None else m.obj.update(ref, pred, weights[s : s + rows])
             for m in metrics
         ]
         states = [part if state is None else state + part for state, part in zip(states, parts)]
@@ -455,9 +454,15 @@ def _number(value: Any) -> Any:
     return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
 
 
-def chunks(n_rows: int, progress: Progress | None, times: int = 1) -> Iterator[int]:
-    """The first row of each chunk, advancing ``progress`` as each is done (``times`` over)."""
-    for start in range(0, n_rows, CHUNK_ROWS):
+def chunks(n_rows: int, rows: int, progress: Progress | None, times: int = 1) -> Iterator[int]:
+    """The first row of each chunk of ``rows`` rows, advancing ``progress`` as each is done
+    (``times`` over)."""
+    for start in range(0, n_rows, rows):
         yield start
         if progress:
-            progress.advance(min(CHUNK_ROWS, n_rows - start) * times)
+            progress.advance(min(rows, n_rows - start) * times)
+
+
+def _width(reference: Any) -> int:
+    """Classes of a membership array or of item sets: the width of a chunk's rows."""
+    return reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)

@@ -36,7 +36,7 @@ from evalkit.results import Results, Row
 from evalkit.settings import Engine, Settings
 from evalkit.sources import load_source
 from evalkit.state import State
-from evalkit.table import CHUNK_ROWS
+from evalkit.table import chunk_rows
 from evalkit.weights import batch_weights
 
 
@@ -122,7 +122,7 @@ class Evaluator:
             raise DataError(refused)
         if self.classes is None:  # a first batch that passed every check names the state's classes
             self._state = replace(self._state, classes=ref.classes)
-        if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix) and len(ref) < CHUNK_ROWS:
+        if isinstance(ref, LabelMatrix) and isinstance(pred, LabelMatrix) and len(ref) < chunk_rows(len(ref.classes)):
             self._pending.add(ref.values, pred.values, weights, self._score)
         else:
             self._pending.flush(self._score)
@@ -220,7 +220,7 @@ class Evaluator:
 
 class Pending:
     """Checked small batches of memberships, copied into one chunk of
-    :data:`~evalkit.table.CHUNK_ROWS` rows before they are scored: a training loop's batches
+    :func:`~evalkit.table.chunk_rows` rows before they are scored: a training loop's batches
     then cost a call to each component per chunk, as one call on all the data does."""
 
     def __init__(self) -> None:
@@ -233,13 +233,13 @@ class Pending:
         n = len(ref)
         if self.ref is None or self.pred is None or (ref.dtype, pred.dtype) != (self.ref.dtype, self.pred.dtype):
             self.flush(score)
-            self.ref = np.empty((CHUNK_ROWS, ref.shape[1]), ref.dtype)
-            self.pred = np.empty((CHUNK_ROWS, pred.shape[1]), pred.dtype)
-        elif self.rows + n > CHUNK_ROWS:
+            self.ref = np.empty((chunk_rows(ref.shape[1]), ref.shape[1]), ref.dtype)
+            self.pred = np.empty((len(self.ref), pred.shape[1]), pred.dtype)
+        elif self.rows + n > len(self.ref):
             self.flush(score)
         assert self.ref is not None and self.pred is not None, "allocated above"
         if weights is not None and self.weights is None:
-            self.weights = np.ones(CHUNK_ROWS)
+            self.weights = np.ones(len(self.ref))
         self.ref[self.rows : self.rows + n], self.pred[self.rows : self.rows + n] = ref, pred
         if self.weights is not None:
             self.weights[self.rows : self.rows + n] = 1.0 if weights is None else weights

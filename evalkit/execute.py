@@ -7,28 +7,25 @@ the data itself (a value out of range, a missing id) or a plugin.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from evalkit import budget
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
-from evalkit.provenance import described_file
+from evalkit.provenance import described_file, hashing
 from evalkit.reduction import Scored, prepare, reduce_partition, scored
 from evalkit.sources import load_source, source_path
-from evalkit.streaming import stream_tally
-from evalkit.table import CHUNK_ROWS
+from evalkit.streaming import chunk_rows, stream_tally
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     """Score every system of a plan (every run, every sweep value) with its statistics."""
     settings = plan.job.settings
     if settings.partitioned:
-        sources = plan.sources()
-        # The files' hashes are taken on another thread while the run reads them (hashlib and
-        # file reads release the GIL): on two cores hashing costs no time.
-        with ThreadPoolExecutor(max_workers=1) as hashing:
-            described = [hashing.submit(_described, source) for source in sources]
+        # The files are hashed on threads while the run reads them (hashlib and file reads
+        # release the GIL): as a loader reads them, or read again (evalkit.provenance).
+        with hashing([_file(source) for source in plan.sources() if source.full is not None]) as hashes:
             with budget.building(*_partitioned(plan)):
                 if settings.engine.name == "dask":
                     from evalkit.dask_engine import dask_tally  # Dask is imported only for a Dask run
@@ -36,7 +33,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
                     tally, how = dask_tally(plan.work, progress)
                 else:
                     tally, how = stream_tally(plan.work, progress)
-            files = [d for future in described if (d := future.result()) is not None]
+            files = hashes.described()
         out = scored(plan.job, tally, plan.reference.where)
         out.notes.append(how)
     else:
@@ -69,7 +66,7 @@ def _partitioned(plan: Plan) -> tuple[str, str]:
     settings = plan.job.settings
     dask = settings.engine.name == "dask"
     rows = f"blocks of {settings.engine.partition_rows:,} rows on the Dask cluster" if dask else \
-        f"{CHUNK_ROWS:,} rows at a time"
+        f"{chunk_rows(plan.work):,} rows at a time"
     what = f"the sums of {', '.join(plan.systems)} ({rows}"
     lower = "the classes or the components compared" + (", or `engine.partition_rows`" if dask else "")
     statistics = settings.statistics
@@ -79,11 +76,16 @@ def _partitioned(plan: Plan) -> tuple[str, str]:
     return f"{what})", lower
 
 
+def _file(source: Source) -> tuple[Path, str, str, str | None]:
+    """The source's file as the results' provenance names it: its path, the path shown, its role
+    and system."""
+    assert source.full is not None, "a file"
+    return source.full, str(source_path(source.value, source.where)[0]), source.role, source.system
+
+
 def _described(source: Source) -> dict[str, Any] | None:
     """The source's file as the results' provenance records it (its size and hash)."""
-    if source.full is None:
-        return None
-    return described_file(source.full, str(source_path(source.value, source.where)[0]), source.role, source.system)
+    return None if source.full is None else described_file(*_file(source))
 
 
 def _load(plan: Plan, source: Source, files: list[dict[str, Any]]) -> Any:

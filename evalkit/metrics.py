@@ -98,8 +98,14 @@ RATIOS = {
 # ------------------------------------------------------------------------------ reading input
 
 
-def _array(y: Any, name: str) -> np.ndarray:
-    """``y`` as a 1-D or 2-D numpy array: lists, pandas objects, tensors, sparse matrices."""
+#: A float array's minimum and maximum, taken once by the finite check and read again by the
+#: [0, 1] check of memberships (None: not taken, for other dtypes or no values).
+Bounds = tuple[Any, Any] | None
+
+
+def _array(y: Any, name: str) -> tuple[np.ndarray, Bounds]:
+    """``y`` as a 1-D or 2-D numpy array (lists, pandas objects, tensors, sparse matrices), with
+    its :data:`Bounds`."""
     y = host_array(y, name)
     if callable(getattr(y, "toarray", None)):  # a scipy sparse matrix (multi-label indicators)
         y = y.toarray()
@@ -111,18 +117,19 @@ def _array(y: Any, name: str) -> np.ndarray:
         array = array[:, 0]
     if array.ndim not in (1, 2):
         raise ValueError(f"{name}: expected a 1-D array of labels or a 2-D indicator matrix, got {array.ndim} dimensions")
-    _check_values(array, name)
-    return array
+    return array, _check_values(array, name)
 
 
-def _check_values(y: np.ndarray, name: str) -> None:
+def _check_values(y: np.ndarray, name: str) -> Bounds:
     """What scikit-learn refuses as labels, memberships or scores: a matrix without columns,
     complex numbers, NaN, infinity, and objects other than strings. Floats are checked by two
-    reductions (NaN and ±inf reach the minimum or the maximum), without a copy."""
+    reductions (NaN and ±inf reach the minimum or the maximum), without a copy; they are the
+    :data:`Bounds` returned."""
     if y.ndim == 2 and y.shape[1] == 0:
         raise ValueError(f"{name}: a matrix without columns (shape {y.shape}); give one column per label")
     check_real(y.dtype, name, ValueError)
-    if y.dtype.kind == "f" and y.size and not (np.isfinite(y.min()) and np.isfinite(y.max())):
+    bounds = (y.min(), y.max()) if y.dtype.kind == "f" and y.size else None
+    if bounds is not None and not (np.isfinite(bounds[0]) and np.isfinite(bounds[1])):
         bad = ~np.isfinite(y)
         what = "NaN" if np.isnan(y[bad][0]) else "infinity"
         raise ValueError(
@@ -138,6 +145,7 @@ def _check_values(y: np.ndarray, name: str) -> None:
             f"{index[0] if y.ndim == 1 else index}; labels are numbers in a numeric array, or strings: "
             f"convert them with np.asarray({name}, dtype=float) or dtype=str"
         )
+    return bounds
 
 
 def _at(bad: np.ndarray) -> str:
@@ -146,15 +154,16 @@ def _at(bad: np.ndarray) -> str:
     return str(place[0] if len(place) == 1 else place)
 
 
-def _pair(y_true: Any, y_pred: Any, second: str = "y_pred") -> tuple[np.ndarray, np.ndarray]:
-    true, pred = _array(y_true, "y_true"), _array(y_pred, second)
+def _pair(y_true: Any, y_pred: Any, second: str = "y_pred") -> tuple[np.ndarray, np.ndarray, tuple[Bounds, Bounds]]:
+    """Both sides as arrays of as many samples, and their :data:`Bounds`."""
+    (true, true_bounds), (pred, pred_bounds) = _array(y_true, "y_true"), _array(y_pred, second)
     if len(true) != len(pred):
         raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(true)}, {len(pred)}]")
     if len(true) == 0:
         raise ValueError(
             "Found empty input array (e.g., `y_true` or `y_pred`) while a minimum of 1 sample is required."
         )
-    return true, pred
+    return true, pred, (true_bounds, pred_bounds)
 
 
 def _is_soft(y: np.ndarray) -> bool:
@@ -215,14 +224,16 @@ def _floats(y: np.ndarray) -> np.ndarray:
     return y if y.dtype in (np.float32, np.float64) else y.astype(np.float64)
 
 
-def _memberships(y: np.ndarray, name: str) -> np.ndarray:
+def _memberships(y: np.ndarray, name: str, bounds: Bounds = None) -> np.ndarray:
     """``y`` as float memberships (:func:`_floats`), each in [0, 1] (0/1 for crisp indicators).
-    Checked by a minimum and a maximum; a mask is built only to say where a bad value is."""
+    Checked by a minimum and a maximum (``y``'s :data:`Bounds`, when the finite check took
+    them); a mask is built only to say where a bad value is."""
     try:
         values = _floats(y)
     except (TypeError, ValueError):
         raise ValueError(f"{name}: expected memberships in [0, 1] (numbers), got {y.dtype} values") from None
-    if values.size and not (values.min() >= 0 and values.max() <= 1):
+    low, high = bounds if bounds is not None else (values.min(), values.max()) if values.size else (0, 0)
+    if not (low >= 0 and high <= 1):
         bad = ~((values >= 0) & (values <= 1))
         raise ValueError(
             f"{name}: memberships (soft labels, or 0/1 indicators) lie in [0, 1]; got {values[bad][0]:g} at {_at(bad)}"
@@ -238,7 +249,7 @@ def _targets(
     if labels is not None and (isinstance(labels, (str, bytes)) or _ndim(labels) != 1):
         raise InputTypeError(f"labels: expected a list of labels (one dimension), got {labels!r}")
     _check_pos_label(pos_label)
-    true, pred = _pair(y_true, y_pred)
+    true, pred, bounds = _pair(y_true, y_pred)
     if true.ndim != pred.ndim:
         kinds = ["multilabel-indicator" if y.ndim == 2 else "multiclass" for y in (true, pred)]
         raise ValueError(f"Classification metrics can't handle a mix of {kinds[0]} and {kinds[1]} targets")
@@ -249,14 +260,15 @@ def _targets(
             UserWarning, stacklevel=_outside(),
         )
     if true.ndim == 2:
-        return _multilabel(true, pred, labels, average)
+        return _multilabel(true, pred, labels, average, bounds)
     if average == "samples":
         raise ValueError(
             "Sample-based precision, recall, fscore is not meaningful outside multilabel classification. "
             "See the accuracy_score instead."
         )
     if _is_soft(true) or _is_soft(pred):
-        return _soft_binary(_memberships(true, "y_true"), _memberships(pred, "y_pred"), labels, pos_label, average)
+        return _soft_binary(_memberships(true, "y_true", bounds[0]), _memberships(pred, "y_pred", bounds[1]),
+                            labels, pos_label, average)
     present = _labels_of(np.concatenate([true, pred]) if true.dtype.kind == pred.dtype.kind else
                          np.concatenate([true.astype(object), pred.astype(object)]))
     kind = "binary" if len(present) <= 2 else "multiclass"
@@ -326,7 +338,9 @@ def _soft_binary(
     return Targets(columns(true), columns(pred), "binary", counts=False)  # support is a mass
 
 
-def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None, average: str | None) -> Targets:
+def _multilabel(
+    true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None, average: str | None, bounds: tuple[Bounds, Bounds],
+) -> Targets:
     if true.shape[1] != pred.shape[1]:
         raise ValueError(f"y_true and y_pred have different numbers of labels: {true.shape[1]} and {pred.shape[1]}")
     if average == "binary":
@@ -337,8 +351,8 @@ def _multilabel(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | None
     if labels is not None:  # a copy of the columns asked for, unless they are all of them in order
         columns = _columns(list(labels), true.shape[1])
         if columns != list(range(true.shape[1])):
-            true, pred = true[:, columns], pred[:, columns]
-    return Targets(_memberships(true, "y_true"), _memberships(pred, "y_pred"), "multilabel")
+            true, pred, bounds = true[:, columns], pred[:, columns], (None, None)  # a subset's own bounds
+    return Targets(_memberships(true, "y_true", bounds[0]), _memberships(pred, "y_pred", bounds[1]), "multilabel")
 
 
 # --------------------------------------------------------------------------------- evaluation
@@ -650,7 +664,7 @@ def average_precision_score(
     samples) or None (one value per label). ``y_true`` is 0/1; scores are any finite numbers."""
     _check_average(average, (None, "micro", "macro", "weighted", "samples"))
     _check_pos_label(pos_label)
-    true, score = _pair(y_true, y_score, "y_score")
+    true, score, (bounds, _) = _pair(y_true, y_score, "y_score")
     weights = _weights(sample_weight, len(true), nonzero=False, column=True)
     if true.ndim == 1:
         present = _labels_of(true)
@@ -671,14 +685,14 @@ def average_precision_score(
                 f"`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains "
                 f"{len(present)} classes (column j is the j-th of them, sorted). Got `y_score.shape={score.shape}`."
             )
-        true = _one_hot(true, _plain(present))
+        true, bounds = _one_hot(true, _plain(present)), None
     elif pos_label != 1:
         raise ValueError(
             "Parameter pos_label is fixed to 1 for multilabel-indicator y_true. Do not set pos_label or set pos_label to 1."
         )
     if true.shape != score.shape:
         raise ValueError(f"y_true and y_score have different shapes: {true.shape} and {score.shape}")
-    true = _memberships(true, "y_true")
+    true = _memberships(true, "y_true", bounds)
     if average == "weighted":  # by each label's positive weight; none at all is 0, as in scikit-learn
         positives = true.sum(axis=0) if weights is None else weights @ true
         if not positives.sum() > 0:

@@ -58,6 +58,7 @@ from evalkit.protocols import (
     TNorm,
     optional,
 )
+from evalkit.provenance import opened
 from evalkit.registry import Register
 from evalkit.reporting import atomic_write
 from evalkit.results import COLUMNS, CurveRow, Results, Row
@@ -124,6 +125,7 @@ __all__ = [
     "csv_rows",
     "parse_json",
     "read_parquet",
+    "opened",
     "reading",
     "text_lines",
     "rows_from",

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit import budget
+from evalkit import budget, table
 from evalkit.data import LabelMatrix
 from evalkit.errors import DataError
 from evalkit.loading import not_times_or_ids
@@ -31,7 +31,6 @@ from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.reduction import Data, Tally, prepare, reduce_partition
 from evalkit.sources import load_source, with_classes
-from evalkit.table import CHUNK_ROWS
 
 #: Samples per chunk of a streamed item-list run: a sample holds many items (a file's events),
 #: so fewer samples make a chunk (1,000,000 event files peak at 246 MiB in chunks of 4,096,
@@ -40,19 +39,28 @@ ITEM_ROWS = 4_096
 
 
 def chunk_rows(work: Work) -> int:
-    """Rows (samples) per chunk of a streamed run of this data."""
-    return CHUNK_ROWS if work.kind == "matrix" else ITEM_ROWS
+    """Rows (samples) per chunk of a streamed run of this data: for matrices, about
+    :data:`~evalkit.table.CHUNK_BYTES` of float64 a chunk (:func:`evalkit.table.chunk_rows`) at
+    the classes named, or those of the reference's header (its loader's ``header_classes``, else
+    :func:`evalkit.budget.classes_of`); for item lists, :data:`ITEM_ROWS`."""
+    if work.kind != "matrix":
+        return ITEM_ROWS
+    reference = work.reference
+    header = optional(reference.loader, "header_classes") if reference.full is not None else None
+    classes = work.job.settings.classes or (header(reference.full) if header is not None else None)
+    return table.chunk_rows(len(classes) if classes else budget.classes_of(reference.value, reference.full))
 
 
 def chunks_of(
-    work: Work, source: Source, rows: int = CHUNK_ROWS, start: int = 0, stop: int | None = None, whole: bool = False,
+    work: Work, source: Source, rows: int | None = None, start: int = 0, stop: int | None = None, whole: bool = False,
 ) -> Iterator[Data]:
     """The source's rows (samples) ``start`` to ``stop`` (to its end by default) as matrices (or
-    item sets) of exactly ``rows`` rows (the last one shorter), with the classes
-    ``data.classes`` names or selects, as in memory. ``whole``: read the file whole, never
-    streamed by its loader (which asks for a file's rows together: a Dask task reads files in
-    any order)."""
+    item sets) of exactly ``rows`` rows (:func:`chunk_rows` by default; the last one shorter),
+    with the classes ``data.classes`` names or selects, as in memory. ``whole``: read the file
+    whole, never streamed by its loader (which asks for a file's rows together: a Dask task
+    reads files in any order)."""
     selected = None if source.role == "weights" else work.job.settings.classes  # weights: one value column
+    rows = chunk_rows(work) if rows is None else rows
     for chunk in _until(_chunks(work, source, rows, start, whole), rows, None if stop is None else stop - start):
         if isinstance(chunk, LabelMatrix):
             if selected is None and source.loader is not None:

@@ -221,6 +221,25 @@ def test_an_unreachable_scheduler_is_one_clear_error(tmp_path, data):
 
 
 @pytest.mark.slow
+def test_the_local_cluster_keeps_a_chunk_on_the_heap(monkeypatch):
+    """Dask's nanny gives its workers MALLOC_TRIM_THRESHOLD_=65536, which also fixes glibc's mmap
+    threshold at 128 KiB (every chunk's arrays mapped and unmapped: 2.2x the CPU), and leaves it
+    in the starting process's environment, where it outranks Dask's config. The LocalCluster
+    evalkit starts gives its workers WORKER_MALLOC even then, keeps Dask's other settings, and
+    leaves this process's environment as it found it."""
+    from evalkit.dask_engine import WORKER_MALLOC, _client
+    from evalkit.settings import Engine
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as an earlier LocalCluster leaves it
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    with _client(Engine("dask", None, 1, 1_000_000, 60)) as (client, _):
+        (environ,) = client.run(lambda: dict(os.environ)).values()
+    assert {name: environ.get(name) for name in WORKER_MALLOC} == WORKER_MALLOC
+    assert environ.get("OPENBLAS_NUM_THREADS") == "1"  # Dask's own setting, kept
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536" and "MALLOC_MMAP_THRESHOLD_" not in os.environ
+
+
+@pytest.mark.slow
 def test_the_cli_starts_a_local_cluster_with_engine_dask(tmp_path):
     def run(*extra):
         done = subprocess.run(

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import evalkit
-from evalkit import engine, table
+from evalkit import table
 from evalkit.discovery import default_registry
 
 TNORMS = default_registry().names("tnorm")
@@ -74,8 +74,8 @@ def test_result_does_not_depend_on_chunking(monkeypatch):
     ref, pred = rng.random((1000, 7)).astype(np.float32), rng.random((1000, 7)).astype(np.float32)
     kwargs = dict(tnorm="product", metrics=METRICS + ["kld"])
     whole = {a: evalkit.evaluate(ref, pred, averaging=a, **kwargs) for a in AVERAGINGS + ["none"]}
-    monkeypatch.setattr(table, "CHUNK_ROWS", 37)
-    monkeypatch.setattr(engine, "CHUNK_ROWS", 37)
+    monkeypatch.setattr(table, "CHUNK_BYTES", 37 * 7 * 8)  # chunks of 37 rows of 7 float64 values
+    monkeypatch.setattr(table, "MIN_CHUNK_ROWS", 1)
     for averaging, expected in whole.items():
         chunked = evalkit.evaluate(ref, pred, averaging=averaging, **kwargs)
         for key in expected:

@@ -55,3 +55,22 @@ def test_one_soft_value_in_the_last_rows_makes_support_a_mass(fraction):
     support = ekm.precision_recall_fscore_support(ref, pred)[3]
     assert support.dtype == (np.float64 if fraction else np.int64)
     np.testing.assert_array_equal(support, ref.sum(axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_memberships_check_reads_the_bounds_of_what_it_scores(dtype):
+    """The [0, 1] check reuses the minimum and maximum the finite check took of the whole array,
+    and takes them again for a ``labels=`` subset: 1.5 in a column left out changes nothing
+    (the subset's numbers equal those of the subset given alone), 1.5 or -0.5 in a column
+    scored is refused with its place, from either side."""
+    ref, pred = (side[:1000, :4].copy() for side in soft_pair(dtype))
+    for side, bad in ((ref, 1.5), (pred, -0.5)):
+        wide = side.copy()
+        side[7, 3] = bad
+        with pytest.raises(ValueError, match=rf"memberships .* lie in \[0, 1\]; got {bad:g} at \(7, 3\)"):
+            ekm.f1_score(ref, pred, average="macro")
+        with pytest.raises(ValueError, match=rf"got {bad:g} at \(7, 2\)"):  # column 3 is the subset's third
+            ekm.f1_score(ref, pred, average="macro", labels=[0, 1, 3])
+        subset = ekm.f1_score(ref, pred, average="macro", labels=[0, 1, 2])
+        np.testing.assert_array_equal(subset, ekm.f1_score(ref[:, :3], pred[:, :3], average="macro"))
+        side[:] = wide

@@ -14,7 +14,7 @@ from in_process import evalkit_cli
 from sklearn.metrics import average_precision_score
 
 import evalkit
-import evalkit.engine
+import evalkit.table
 from evalkit.errors import DataError
 from evalkit_ontology import load_ontology, omap
 
@@ -111,7 +111,7 @@ def test_classes_without_positives_count_as_zero_or_are_skipped():
 def test_many_chunks_give_the_values_of_one(monkeypatch):
     y, s, classes = tagging(5, n_clips=101)
     whole = evalkit.evaluate(y, s, metrics=["map", OMAP], classes=classes)
-    monkeypatch.setattr(evalkit.engine, "CHUNK_ROWS", 7)  # 15 chunks, concatenated in order
+    monkeypatch.setattr(evalkit.table, "MAX_CHUNK_ROWS", 7)  # 15 chunks, concatenated in order
     chunked = evalkit.evaluate(y, s, metrics=["map", OMAP], classes=classes)
     assert chunked["map"] == whole["map"] and chunked["omap"] == whole["omap"]  # the same arrays, ranked once
 

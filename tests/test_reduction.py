@@ -11,7 +11,7 @@ import evalkit
 import evalkit.api
 import evalkit.errors
 from evalkit.errors import DataError
-from evalkit.table import CHUNK_ROWS
+from evalkit.table import chunk_rows
 
 
 def frame(values: np.ndarray, ids: list[str], columns: list[str]) -> pd.DataFrame:
@@ -33,7 +33,7 @@ def assert_same(got, want) -> None:
 def files(tmp_path):
     """A reference and a system of one chunk and one row, with ids, as CSV."""
     rng = np.random.default_rng(5)
-    n = CHUNK_ROWS + 1
+    n = chunk_rows(3) + 1
     ids = [f"s{i:06d}" for i in range(n)]
     frame((rng.random((n, 3)) > 0.6).astype(float), ids, list("abc")).to_csv(tmp_path / "ref.csv")
     frame(rng.random((n, 3)).round(3), ids, list("abc")).to_csv(tmp_path / "sys.csv")
@@ -73,7 +73,7 @@ def test_the_time_unit_note_is_decided_on_all_the_data(tmp_path):
     """Whether a system's times look like another unit is decided from the latest event end of
     all the data, not chunk by chunk: a late event in a chunk whose reference events end early
     is no note when the reference has late events elsewhere."""
-    n = CHUNK_ROWS + 10
+    n = chunk_rows(1) + 10
     names = [f"f{i:06d}.wav" for i in range(n)]
     ref_end = ["1.0"] * n
     ref_end[-1] = "400.0"  # the reference's latest event is in the last chunk

@@ -33,6 +33,7 @@ from evalkit.plugin import (
     clean_text,
     csv_rows,
     hookimpl,
+    opened,
     parse_json,
     reading,
     rows_from,
@@ -336,10 +337,11 @@ class NpyLoader(BaseComponent):
 
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
         """The array ``rows`` rows at a time from row ``start``, each read into its own buffer
-        (not memory-mapped: mapped pages would stay in the process's memory); a column-major
-        array is read whole."""
+        (not memory-mapped: mapped pages would stay in the process's memory) through
+        :func:`~evalkit.plugin.opened`, which hashes the bytes for the provenance as they are
+        read; a column-major array is read whole."""
         where = str(path)
-        with path.open("rb") as handle:
+        with opened(path) as handle:
             shape, dtype, fortran = _npy_header(handle, path.stat().st_size, where)  # the data follow
             if fortran or len(shape) not in (1, 2):
                 yield from rows_from([self.load(path, role)], start)
@@ -349,7 +351,7 @@ class NpyLoader(BaseComponent):
             handle.seek(min(start, shape[0]) * width * dtype.itemsize, os.SEEK_CUR)
             for first in range(start, shape[0], rows):
                 count = min(rows, shape[0] - first) * width
-                chunk = np.fromfile(handle, dtype=dtype, count=count).reshape(-1, width)
+                chunk = np.frombuffer(handle.read(count * dtype.itemsize), dtype=dtype).reshape(-1, width)
                 yield LabelMatrix(_matrix(chunk, where), classes, None, where)
 
 
