@@ -22,12 +22,11 @@ Poisson counts within about 1.5x of numpy's Poisson generator per draw, masks fa
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from timing import interleaved
 
 from evalkit import stats
 
@@ -50,19 +49,6 @@ def contenders(resamples: int, chunk: int, rows: int, seed: int) -> dict[str, tu
     }
 
 
-def interleaved(fns: dict[str, tuple[int, Callable[[], Any]]], repeat: int) -> dict[str, float]:
-    """Best wall time of each, one call of each per round after one untimed warm-up round."""
-    best = dict.fromkeys(fns, float("inf"))
-    for round_ in range(repeat + 1):
-        for name, (_, fn) in fns.items():
-            gc.collect()
-            start = time.perf_counter()
-            fn()
-            if round_:
-                best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -72,7 +58,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20251126)
     args = parser.parse_args()
     fns = contenders(args.resamples, args.chunk, args.rows, args.seed)
-    best = interleaved(fns, args.repeat)
+    best = interleaved({name: fn for name, (_, fn) in fns.items()}, args.repeat)
     print(f"best of {args.repeat} interleaved rounds; block = {args.resamples:,} resamples x {args.chunk:,} "
           f"samples, row = 1 replicate x {args.rows:,} samples\n")
     print("| call | ms | ns per draw | / numpy's |")

@@ -25,13 +25,12 @@ and prints a Markdown table of times and ratios. The target (issue 25, item 2) i
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from timing import interleaved
 
 import evalkit
 from evalkit import metrics
@@ -115,21 +114,6 @@ def contenders(ref: np.ndarray, pred: np.ndarray) -> dict[str, dict[str, Callabl
     return out
 
 
-def interleaved(fns: dict[str, Callable[[], Any]], repeat: int, sklearn_repeat: int) -> dict[str, float]:
-    """Best wall time of each, one call of each per round after one untimed warm-up round."""
-    best = dict.fromkeys(fns, float("inf"))
-    for round_ in range(repeat + 1):
-        for name, fn in fns.items():
-            if name == "sklearn" and round_ > sklearn_repeat:
-                continue
-            gc.collect()
-            start = time.perf_counter()
-            fn()
-            if round_:
-                best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -149,7 +133,7 @@ def main() -> None:
         for function, fns in contenders(ref, pred).items():
             if not function.startswith(args.function):
                 continue
-            t = interleaved(fns, args.repeat, args.sklearn_repeat)
+            t = interleaved(fns, args.repeat, {"sklearn": args.sklearn_repeat})
             print(f"| {data} | {function} | {t['metrics'] * 1e3:.1f} | {t['Evaluator'] * 1e3:.1f} "
                   f"| {t['floor'] * 1e3:.1f} | {t['sklearn'] * 1e3:.0f} | {t['metrics'] / t['Evaluator']:.2f}x "
                   f"| {t['metrics'] / t['floor']:.2f}x | {t['sklearn'] / t['metrics']:.1f}x |", flush=True)

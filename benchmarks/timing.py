@@ -25,6 +25,22 @@ def best_time(fn: Callable[..., Any], args: tuple, repeat: int) -> tuple[float, 
     return min(times), result
 
 
+def interleaved(fns: dict[str, Callable[[], Any]], repeat: int, rounds: dict[str, int] | None = None) -> dict[str, float]:
+    """Best wall time of each, one call of each per round after one untimed warm-up round; a
+    name in ``rounds`` is timed in that many rounds only (a slow peer)."""
+    best = dict.fromkeys(fns, float("inf"))
+    for round_ in range(repeat + 1):
+        for name, fn in fns.items():
+            if round_ > (rounds or {}).get(name, repeat):
+                continue
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            if round_:
+                best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
 def profile(fn: Callable[..., Any], args: tuple, top: int = 15) -> str:
     """The ``top`` functions by own time of one call, as cProfile prints them."""
     profiler = cProfile.Profile()
