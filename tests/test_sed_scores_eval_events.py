@@ -86,9 +86,9 @@ def write(root: Path, clips: dict[str, Clip]) -> dict[str, str]:
                                                ("scores", "scores"))}
 
 
-def ours(files: dict[str, str], representation: dict) -> dict:
+def ours(files: dict[str, str], representation: dict, system: str = "sys", **data) -> dict:
     results = evalkit.run({
-        "name": "peer", "data": {"reference": files["gt"], "systems": {"s": files["sys"]}},
+        "name": "peer", "data": {"reference": files["gt"], "systems": {"s": files[system]}, **data},
         "representation": representation, "averaging": ["micro", "none"], "metrics": ["precision", "recall", "f1"],
     })
     return {(r.averaging, r.metric, r.class_): r.value for r in results.rows}
@@ -118,6 +118,11 @@ def test_segments_with_durations_equal_sed_scores_eval(tmp_path, seed, resolutio
                                           segment_length=resolution)
     got = ours(files, {"name": "segments", "resolution": resolution, "durations": files["durations"]})
     assert_equal_to_peer(got, f, p, r)
+    # the same from the score files at the peer's threshold, and streamed (a chunk of files at a time)
+    scored = {"name": "segments", "resolution": resolution, "durations": files["durations"], "threshold": 0.5}
+    assert ours(files, scored, system="scores") == got  # the same events, the same counts
+    assert ours(files, {"name": "segments", "resolution": resolution, "durations": files["durations"]},
+                stream=True) == got
     # without durations, the grid runs to the last offset (sed_eval's default): other numbers
     assert ours(files, {"name": "segments", "resolution": resolution})[("micro", "f1", None)] != got[("micro", "f1", None)]
 
@@ -236,3 +241,18 @@ def test_event_based_is_sed_scores_eval_with_time_decimals_and_sed_eval_without(
         for label in CLASSES:
             assert exact[("none", "f1", label)] == pytest.approx(
                 expected.class_wise_f_measure(label)["f_measure"], rel=1e-12), label
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("filename\tduration\nclip00.wav\t10\nclip01.wav\tten\n",
+     r"durations\.tsv:3: duration 'ten' of 'clip01\.wav' is not a positive"),
+    ("filename\tseconds\nclip00.wav\t10\n", r"durations\.tsv:1: columns filename, seconds; a durations table has the columns"),
+    ("filename\tduration\nclip00.wav\t10\nclip00.wav\t9\n", r"durations\.tsv:3: 'clip00\.wav' is listed twice"),
+])
+def test_a_bad_durations_table_is_refused_by_validate_naming_its_line(tmp_path, text, message):
+    files = write(tmp_path, seeded(0, files=2))
+    Path(files["durations"]).write_text(text)
+    config = {"name": "bad", "data": {"reference": files["gt"], "systems": {"s": files["sys"]}},
+              "representation": {"name": "segments", "resolution": 1.0, "durations": files["durations"]}}
+    with pytest.raises(DataError, match=message):
+        evalkit.api.plan(config, writes=False)  # read with the component, before any event is
