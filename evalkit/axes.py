@@ -147,7 +147,21 @@ class Axes:
                 if needed in rep.obj.uses and not axis:
                     article = "a similarity" if needed == "similarity" else "a T-norm"
                     raise ConfigError(f"{rep.who} needs {article}; add `{needed}:` to the config")
+        for metric in self.set_metrics:
+            reasons = [self.undefined(avg, metric) for avg in self.averagings]
+            if reasons and all(reasons):
+                averagings = ", ".join(avg.label for avg in self.averagings)
+                raise ConfigError(
+                    f"metrics: {metric.label} has no value under the averaging of this run ({averagings}), since "
+                    f"{reasons[0]}; add micro or samples to `averaging:`, or drop {metric.label} from `metrics:`"
+                )
         return kind
+
+    @staticmethod
+    def undefined(averaging: Component, metric: Component) -> str | None:
+        """Why ``averaging`` gives ``metric`` no value (None: it gives one)."""
+        undefined_for = optional(averaging.obj, "undefined_for")
+        return None if undefined_for is None else undefined_for(metric.obj)
 
     @functools.cached_property
     def set_metrics(self) -> list[Component]:

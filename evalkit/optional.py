@@ -68,6 +68,12 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "batched", False, "`reduce` also takes a summary with a leading replicate axis, so "
             "bootstrap and jackknife replicates are reduced in one call, not one by one",
         ),
+        OptionalMember(
+            "undefined_for", None, "why the averaging gives a set metric no value (None: it gives one); "
+            "its `reduce` then returns an empty per-class array (no row), and a run that asks for the "
+            "metric under no other averaging is refused with that reason: a substitution rate per "
+            "class, where a class alone has no substitutions", "(metric)",
+        ),
     ),
     "metric": (
         OptionalMember(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import evalkit
+from evalkit.errors import ConfigError
 
 RATES = ["error_rate", "substitution_rate", "deletion_rate", "insertion_rate"]
 
@@ -104,3 +105,39 @@ def test_segment_error_rates_take_bootstrap_intervals():
     substitutions = next(r for r in results.rows if r.metric == "substitution_rate")
     # per pair of files: in f1's segment 1 a dog is missed and a cat falsely output (S = 1); N = 3 + 1
     assert substitutions.value == pytest.approx(10 / 40)
+
+
+PER_CLASS = ["none", "macro", {"name": "macro", "undefined": "skip"}, "weighted", "macro_pr"]
+
+
+def test_the_substitution_rate_has_no_per_class_value_and_the_other_rates_do():
+    """A substitution pairs a miss of one class with a false alarm of another in one unit, so a
+    class alone has none: the averagings that take each class alone give the substitution rate
+    no row (sed_eval's class-wise rates have none), and ER, D and I their class-wise values
+    (ER = (FN + FP) / N per class: S is 0 there). Micro and samples keep S."""
+    reference = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    prediction = np.array([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    results = evalkit.run({"name": "s", "data": {"reference": reference.tolist(), "systems": {"s": prediction.tolist()},
+                                                 "classes": ["a", "b"]},
+                           "averaging": ["micro", "samples", *PER_CLASS], "metrics": RATES})
+    got = {(r.averaging, r.metric, r.class_): r.value for r in results.rows}
+    assert {a for a, m, _ in got if m == "substitution_rate"} == {"micro", "samples"}
+    assert got[("micro", "substitution_rate", None)] == counted(reference, prediction)["substitution_rate"] == 1 / 4
+    fn = (reference * (1 - prediction)).sum(axis=0)
+    fp = (prediction * (1 - reference)).sum(axis=0)
+    n = reference.sum(axis=0)
+    for c, label in enumerate(["a", "b"]):  # counts over counts: exact
+        assert got[("none", "error_rate", label)] == (fn[c] + fp[c]) / n[c]
+        assert got[("none", "deletion_rate", label)] == fn[c] / n[c]
+        assert got[("none", "insertion_rate", label)] == fp[c] / n[c]
+
+
+@pytest.mark.parametrize("averaging", [*PER_CLASS, ["none", "macro"]])
+def test_a_run_asking_the_substitution_rate_only_per_class_is_refused_at_the_plan(averaging):
+    config = {"name": "s", "data": {"reference": [[1.0, 0.0]], "systems": {"s": [[0.0, 1.0]]}, "classes": ["a", "b"]},
+              "averaging": averaging, "metrics": ["error_rate", "substitution_rate"]}
+    with pytest.raises(ConfigError, match=r"metrics: substitution_rate has no value under the averaging of this run "
+                                          r"\(.*\), since a class alone has no substitutions .*add micro or samples"):
+        evalkit.api.plan(config, writes=False)  # before any data is read, as `evalkit validate` checks it
+    with pytest.raises(ConfigError, match="a class alone has no substitutions"):
+        evalkit.evaluate(np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]), averaging="none", metrics=["substitution_rate"])

@@ -64,6 +64,36 @@ class _ClassAveraging(BaseComponent[P]):
         return ()
 
 
+def undefined_per_class(metric: SetMetric) -> str | None:
+    """Why an averaging that takes each class alone gives ``metric`` no value: a substitution is
+    a miss of one class and a false alarm of another in one unit (a segment, a file), so a class
+    alone has none, and a rate of substitutions (``substitutions`` > 0) is undefined there, as
+    sed_eval's class-wise error rates have no substitution rate. (ER, D and I are defined per
+    class: their substitutions are 0 there.)"""
+    if optional(metric, "substitutions") > 0:
+        return (
+            "a class alone has no substitutions (a substitution is a miss of one class and a false alarm of "
+            "another in one segment or file; sed_eval's class-wise error rates have no substitution rate)"
+        )
+    return None
+
+
+class _PerClassAveraging(_ClassAveraging[P]):
+    """An averaging that reduces each class alone, then (perhaps) over classes: a metric it does
+    not define (:func:`undefined_per_class`) is an empty per-class array, which gives no row."""
+
+    def undefined_for(self, metric: SetMetric) -> str | None:
+        return undefined_per_class(metric)
+
+    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+        if self.undefined_for(metric):
+            return np.empty(np.shape(summary.ref)[:-1] + (0,))
+        return self._reduce(summary, metric, zero_division)
+
+    def _reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+        raise NotImplementedError
+
+
 class Micro(_ClassAveraging):
     """Sum |G|, |P| and |G ∩ P| over every cell, then take the ratio. An error rate's
     substitutions are summed over the samples (each sample's, across its classes)."""
@@ -96,13 +126,13 @@ class MacroParams(BaseModel):
     )
 
 
-class Macro(_ClassAveraging[MacroParams]):
+class Macro(_PerClassAveraging[MacroParams]):
     """The ratio per class (summed over samples), then the unweighted mean over classes."""
 
     name = "macro"
     Params = MacroParams
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+    def _reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         if self.params.undefined == "skip":
             return nan_average(defined_per_class(summary, metric))
         return nan_average(per_class(summary, metric, zero_division))
@@ -118,21 +148,21 @@ def defined_per_class(summary: Summary, metric: SetMetric) -> Array:
     return metric_of_pr(p, r, metric, math.nan)
 
 
-class Weighted(_ClassAveraging):
+class Weighted(_PerClassAveraging):
     """Like macro, weighted by each class's reference cardinality (its support)."""
 
     name = "weighted"
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+    def _reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         return nan_average(per_class(summary, metric, zero_division), weights=summary.ref)
 
 
-class PerClass(_ClassAveraging):
+class PerClass(_PerClassAveraging):
     """No averaging: one value per class, in class order."""
 
     name = "none"
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+    def _reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         return per_class(summary, metric, zero_division)
 
 
@@ -197,13 +227,13 @@ def of_pr(metric: SetMetric) -> bool:
     return not (optional(metric, "reads_cells") or optional(metric, "reads_cardinalities"))
 
 
-class MacroPR(_ClassAveraging):
+class MacroPR(_PerClassAveraging):
     """The metric of macro-averaged P and R (F = harmonic mean of macro-P and macro-R); a metric
     that is no function of P and R (the Hamming loss, a cardinality) is macro-averaged itself."""
 
     name = "macro_pr"
 
-    def reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
+    def _reduce(self, summary: Summary, metric: SetMetric, zero_division: float) -> Array:
         if not of_pr(metric):
             return nan_average(per_class(summary, metric, zero_division))
         p, r = (nan_average(per_class(summary, m, zero_division)) for m in (PRECISION, RECALL))

@@ -18,6 +18,7 @@ from evalkit.plugin import (
     BaseComponent,
     CardinalityTable,
     Cells,
+    ConfigPath,
     DataError,
     ItemSets,
     Similarity,
@@ -26,6 +27,7 @@ from evalkit.plugin import (
     hookimpl,
 )
 from evalkit_segments.collar import Collar
+from evalkit_segments.durations import Durations
 from evalkit_segments.event_based import EventBased
 from evalkit_segments.intervals import THRESHOLD, IntervalSimilarity, cell_intervals
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
@@ -130,6 +132,14 @@ class SegmentsParams(BaseModel):
         "floor(onset / resolution) to ceil(offset / resolution) - 1, and lengths count segments "
         "(none: exact lengths in seconds)",
     )
+    durations: ConfigPath | None = Field(
+        None,
+        description="a table of clip durations (columns filename and duration, as DCASE's durations.tsv): each "
+        "file ends there, on the grid after ceil(duration / resolution) segments, and an event past the end is "
+        "cut at it, as sed_scores_eval's segment-based metrics (audio_durations) and sed_eval's "
+        "evaluated_length_seconds cut them (none: a file reaches its last offset on either side, as sed_eval's "
+        "default)",
+    )
     threshold: float | None = THRESHOLD
 
 
@@ -139,7 +149,7 @@ class Segments(BaseComponent[SegmentsParams]):
     With ``resolution``, on sed_eval's segment grid (Mesaros, Heittola & Virtanen, "Metrics for
     polyphonic sound event detection", 2016): |G|, |P| and |G ∩ P| count the segments a class is
     active in, per file, as ``sed_eval.sound_event.SegmentBasedMetrics(time_resolution=...)``
-    counts them (Nref, Nsys and Ntp).
+    counts them (Nref, Nsys and Ntp). With ``durations``, each file's grid ends at its end.
     """
 
     name = "segments"
@@ -147,12 +157,18 @@ class Segments(BaseComponent[SegmentsParams]):
     data = "items"
     Params = SegmentsParams
 
+    def __init__(self, params: SegmentsParams) -> None:
+        super().__init__(params)
+        self.durations = Durations(params.durations, self.name) if params.durations is not None else None
+
     def cardinalities(
         self, reference: ItemSets, prediction: ItemSets, *, tnorm: TNorm | None, similarity: Similarity | None
     ) -> CardinalityTable:
         shape = (len(reference), len(reference.classes))
         n = shape[0] * shape[1]
-        ref, pred = (merge(*self._on_grid(cell_intervals(side, self.params.threshold))) for side in (reference, prediction))
+        ends = self._ends(reference)
+        ref, pred = (merge(*self._cut(self._on_grid(cell_intervals(side, self.params.threshold)), ends, shape[1]))
+                     for side in (reference, prediction))
         card_ref, card_pred, inter = (c.reshape(shape) for c in (lengths(ref, n), lengths(pred, n), shared_length(ref, pred, n)))
         # a second sweep, made only when an error rate asks for the substitutions
         return CardinalityTable(card_ref, card_pred, inter, substitutions=lambda: substituted_length(ref, pred, *shape))
@@ -165,6 +181,26 @@ class Segments(BaseComponent[SegmentsParams]):
             return cells
         cell, onset, offset = cells
         return cell, np.floor(onset / resolution), np.ceil(offset / resolution)
+
+    def _ends(self, reference: ItemSets) -> np.ndarray | None:
+        """Where each file ends, in the units of :meth:`_on_grid` (None: nowhere)."""
+        if self.durations is None:
+            return None
+        seconds = self.durations.of([reference.sample_name(row) for row in range(len(reference))])
+        resolution = self.params.resolution
+        # ceil(duration / resolution) segments: sed_scores_eval's n_segments, sed_eval's evaluated_length_segments
+        return seconds if resolution is None else np.ceil(seconds / resolution)
+
+    @staticmethod
+    def _cut(
+        cells: tuple[np.ndarray, np.ndarray, np.ndarray], ends: np.ndarray | None, n_classes: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Intervals cut at their file's end (one past it: empty, at the end)."""
+        if ends is None:
+            return cells
+        cell, onset, offset = cells
+        end = ends[cell // n_classes]
+        return cell, np.minimum(onset, end), np.minimum(offset, end)
 
 
 class FuzzySegmentsParams(BaseModel):

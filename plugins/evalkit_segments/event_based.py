@@ -4,10 +4,12 @@ Mesaros, Heittola & Virtanen, "Metrics for polyphonic sound event detection" (20
 system event is correct when its label is the reference event's and its onset is within
 ``t_collar`` of the reference onset (and, when offsets count, its offset within
 max(``t_collar``, ``percentage_of_length`` × the reference event's length) of the reference
-offset). Events are matched one to one, as many as possible (a maximum bipartite matching per
-file and class). |G| and |P| are the numbers of reference and system events of a (file,
-class) cell, |G ∩ P| the number matched. Events are counted as listed: overlapping events of
-one class are not merged here.
+offset). With ``time_decimals``, |distance| − collar is rounded before the comparison, as
+sed_scores_eval's collar-based metrics compare it (Ebbers et al., "Threshold independent
+evaluation of sound event detection scores", 2022). Events are matched one to one, as many as
+possible (a maximum bipartite matching per file and class). |G| and |P| are the numbers of
+reference and system events of a (file, class) cell, |G ∩ P| the number matched. Events are
+counted as listed: overlapping events of one class are not merged here.
 
 Substitutions (for the error rates): among the events left unmatched in a file, a reference
 event and a system event of different labels whose times match, paired in list order as
@@ -34,6 +36,12 @@ class EventBasedParams(BaseModel):
     )
     evaluate_onset: bool = Field(True, description="onsets must match")
     evaluate_offset: bool = Field(True, description="offsets must match")
+    time_decimals: int | None = Field(
+        None, ge=0, le=15,
+        description="round |distance| − collar to this many decimals before comparing it with 0, as "
+        "sed_scores_eval's collar-based metrics do (6 there), so a distance a rounding error past the collar "
+        "still matches (none: compare exactly, as sed_eval does)",
+    )
     threshold: float | None = THRESHOLD
 
 
@@ -77,10 +85,19 @@ class EventBased(BaseComponent[EventBasedParams]):
         p = self.params
         ok = np.ones(len(ref_on), dtype=bool)
         if p.evaluate_onset:
-            ok &= np.abs(ref_on - sys_on) <= p.t_collar
+            ok &= self._within(np.abs(ref_on - sys_on), p.t_collar)
         if p.evaluate_offset:
-            ok &= np.abs(ref_off - sys_off) <= np.maximum(p.t_collar, p.percentage_of_length * (ref_off - ref_on))
+            ok &= self._within(np.abs(ref_off - sys_off), np.maximum(p.t_collar, p.percentage_of_length * (ref_off - ref_on)))
         return ok
+
+    def _within(self, distance: np.ndarray, collar: Any) -> np.ndarray:
+        """distance − collar ≤ 0, which is distance ≤ collar exactly (IEEE subtraction keeps the
+        sign), or rounded to ``time_decimals`` first (sed_scores_eval's
+        ``round(|dist| - collar, time_decimals) <= 0``)."""
+        beyond = distance - collar
+        if self.params.time_decimals is not None:
+            beyond = np.round(beyond, self.params.time_decimals)
+        return beyond <= 0
 
     def _substitutions(self, ref: tuple, sys: tuple, matched: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
         """Per file, unmatched reference events paired in list order with the first unmatched

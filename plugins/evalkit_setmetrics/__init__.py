@@ -188,9 +188,9 @@ def _error_rate(name: str, summary: str, coefficient: int, value) -> type:
         f"{summary}, over |G|. With FN = |G| − |G ∩ P|, FP = |P| − |G ∩ P| and a sample's "
         "substitutions S = min(FN, FP) over its classes (or the unit the representation gives: one "
         "segment of sed_eval's grid), summed: micro and samples averagings take S as sed_eval's "
-        "overall rates do; per class (macro, none) there are none, as in sed_eval's class-wise "
-        "rates. Soft under fuzzy representations; on binary data equal to the hard rate. Lower is "
-        "better."
+        "overall rates do; per class (macro, weighted, none, macro_pr) there are none, as in sed_eval's "
+        "class-wise rates, so the substitution rate has no value there. Soft under fuzzy representations; "
+        "on binary data equal to the hard rate. Lower is better."
     )
     attributes = {
         "name": name, "__doc__": doc, "ratio": ratio, "substitutions": coefficient, "reads_cardinalities": True,
@@ -202,7 +202,8 @@ def _error_rate(name: str, summary: str, coefficient: int, value) -> type:
 #: ER = (S + D + I) / N and its parts: S = min(FN, FP), D = FN − S, I = FP − S per unit.
 ERROR_RATES = (
     _error_rate("error_rate", "ER = (S + D + I) = FN + FP − S", -1, lambda fn, fp: fn + fp),
-    _error_rate("substitution_rate", "S, the substitutions", 1, lambda fn, fp: np.zeros_like(fn)),
+    _error_rate("substitution_rate", "S, the substitutions (none within a class, so no class-wise value)", 1,
+                lambda fn, fp: np.zeros_like(fn)),
     _error_rate("deletion_rate", "D = FN − S, the deletions", -1, lambda fn, fp: fn),
     _error_rate("insertion_rate", "I = FP − S, the insertions", -1, lambda fn, fp: fp),
 )
