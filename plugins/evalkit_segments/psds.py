@@ -84,6 +84,8 @@ class PSDSParams(BaseModel):
 #: Frames of score series handled together: the runs and their overlaps with a file's events are
 #: arrays of about this many rows (times the events of a file), whatever the number of files.
 BLOCK_FRAMES = 1 << 17
+#: Change points counted together (32 bytes each) before they join the counts.
+TALLY_POINTS = 1 << 21
 
 #: Change points: for each, the class, the count it changes (0 TP, 1 FP, 2 + k cross-triggers on
 #: class k), the change (+1 or -1) and the score from which on (downwards) it holds.
@@ -122,7 +124,7 @@ class Counts:
         one class at one score. They are grouped by (class, column, sign) (a radix sort of small
         integers), and the scores of each group sorted and counted: the fast sorts, where a
         sort of (class, score) pairs took most of the time."""
-        klass, column, sign, score = (np.concatenate(part) for part in zip(*points))
+        klass, column, sign, score = (np.concatenate(part) for part in zip(*points)) if points else (np.zeros(0, np.int64),) * 4
         n_classes = len(n_ref)
         key = (klass * width + column) * 2 + (sign < 0)
         order = np.argsort(key.astype(np.int16 if 2 * n_classes * width < 1 << 15 else np.int64), kind="stable")
@@ -165,7 +167,6 @@ class PSDS(BaseComponent[PSDSParams]):
 
     name = "psds"
     Params = PSDSParams
-    keeps_data = "it has no bounded variant yet; run it in memory"
     glossary = {
         "psds": "Polyphonic Sound Detection Score: the area under the PSD-ROC (TPR against effective false "
                 "positives per unit of time; the classes' mean less α_st times their spread) up to max_efpr, "
@@ -201,11 +202,15 @@ class PSDS(BaseComponent[PSDSParams]):
         t_ref = np.bincount(per_class, weights=length, minlength=n_classes)
         duration = float(self._durations(reference, series).sum())
         cross = self.params.cttc_threshold is not None
-        parts = [_quiet_changes(series, cell, n_classes, cross)]
+        width = 2 + (n_classes if cross else 0)
+        counts = Counts.tally([_quiet_changes(series, cell, n_classes, cross)], width, n_ref, t_ref, duration)
         events = Events(cell // n_classes, per_class, onset, offset, series.n_samples)
+        parts: list[Points] = []
         for block in _noisy_blocks(series, cell, n_classes, cross):
             parts += self._changes(series, block, events, n_classes)
-        return Counts.tally(parts, 2 + (n_classes if cross else 0), n_ref, t_ref, duration)
+            if sum(len(part[0]) for part in parts) > TALLY_POINTS:
+                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
+        return counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0) if parts else counts
 
     def _durations(self, reference: ItemSets, series: ScoreSeries) -> np.ndarray:
         if self.durations is None:
