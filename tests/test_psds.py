@@ -321,7 +321,7 @@ def test_the_state_grows_with_the_distinct_scores_not_with_the_files(tmp_path):
 
 @pytest.mark.parametrize("settings", SETTINGS[:2])
 def test_a_streamed_run_reads_a_few_files_at_a_time_and_gives_the_in_memory_numbers(tmp_path, settings, monkeypatch):
-    """Streamed (``data: {stream: true}``), the folder is read 3 files at a time and reduced 5
+    """Streamed (``data: {stream: true}``), the folder is parsed 3 files at a time and reduced 5
     files at a time, one file's classes in another column order: PSDS, per class, and the
     PSD-ROC equal the in-memory run's."""
     import evalkit.streaming

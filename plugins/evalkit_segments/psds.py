@@ -203,14 +203,22 @@ class PSDS(BaseComponent[PSDSParams]):
         duration = float(self._durations(reference, series).sum())
         cross = self.params.cttc_threshold is not None
         width = 2 + (n_classes if cross else 0)
-        counts = Counts.tally([_quiet_changes(series, cell, n_classes, cross)], width, n_ref, t_ref, duration)
+        noisy = np.zeros((series.n_samples, n_classes), dtype=bool)  # the (file, class) cells whose counts need
+        noisy[cell // n_classes, per_class] = True  # the detections: with reference events, and with cross-
+        if cross:  # triggers counted, every class of a file with any
+            noisy[noisy.any(axis=1)] = True
         events = Events(cell // n_classes, per_class, onset, offset, series.n_samples)
+        counts = Counts.tally([], width, n_ref, t_ref, duration)
         parts: list[Points] = []
-        for block in _noisy_blocks(series, cell, n_classes, cross):
+        for frames in _file_blocks(series, max(BLOCK_FRAMES // n_classes, 1)):
+            parts.append(_quiet_changes(series, ~noisy, frames))
+            if sum(len(part[0]) for part in parts) > TALLY_POINTS:
+                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
+        for block in _noisy_blocks(series, noisy):
             parts += self._changes(series, block, events, n_classes)
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
                 counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
-        return counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0) if parts else counts
+        return counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0)
 
     def _durations(self, reference: ItemSets, series: ScoreSeries) -> np.ndarray:
         if self.durations is None:
@@ -336,17 +344,21 @@ class Events:
         self.klass_pad = np.r_[self.klass, -1]
 
 
-def _noisy_blocks(series: ScoreSeries, cell: np.ndarray, n_classes: int, cross: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """The (files, classes) whose counts need the detections, in blocks of about
-    :data:`BLOCK_FRAMES` frames: those with reference events, and with cross-triggers counted,
-    every class of a file with any (the others: :func:`_quiet_changes`)."""
+def _file_blocks(series: ScoreSeries, frames: int) -> Iterator[slice]:
+    """The frames of whole files, about ``frames`` at a time (a longer file alone)."""
     first, stop = series.bounds()
-    noisy = np.zeros((series.n_samples, n_classes), dtype=bool)
-    noisy[cell // n_classes, cell % n_classes] = True
-    if cross:
-        noisy[noisy.any(axis=1)] = True
-    noisy[stop == first] = False
-    files, classes = np.nonzero(noisy)
+    start = 0
+    while start < len(series.sample):
+        end = int(stop[series.sample[min(start + frames, len(series.sample)) - 1]])
+        yield slice(start, end)
+        start = end
+
+
+def _noisy_blocks(series: ScoreSeries, noisy: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The (file, class) cells marked ``noisy`` whose files have frames, in blocks of about
+    :data:`BLOCK_FRAMES` frames."""
+    first, stop = series.bounds()
+    files, classes = np.nonzero(noisy & (stop > first)[:, None])
     ends = np.cumsum((stop - first)[files])
     cut = np.searchsorted(ends, np.arange(BLOCK_FRAMES, int(ends[-1]) if len(ends) else 0, BLOCK_FRAMES), side="right")
     for part in np.split(np.arange(len(files)), np.unique(cut)):
@@ -446,26 +458,19 @@ def _always(
     return events.klass[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
 
 
-def _quiet_changes(series: ScoreSeries, cell: np.ndarray, n_classes: int, cross: bool) -> Points:
-    """The change points of every (file, class) whose detections all count as false positives
-    (no reference event there, and no cross-trigger counted): the number of detections rises by
-    one where the threshold falls below a local maximum and drops by one below a local minimum,
-    so these come from the scores alone, for all such files at once."""
-    first, stop = series.bounds()
-    has_events = np.zeros((series.n_samples, n_classes), dtype=bool)
-    has_events[cell // n_classes, cell % n_classes] = True
-    if cross:
-        has_events[has_events.any(axis=1)] = True
-    quiet = ~has_events[series.sample]  # frames x classes
-    scores = series.scores
-    is_first = np.zeros(len(scores), dtype=bool)
-    is_first[first[stop > first]] = True
-    is_last = np.zeros(len(scores), dtype=bool)
-    is_last[stop[stop > first] - 1] = True
+def _quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Points:
+    """The change points of the (file, class) cells marked ``quiet`` among these frames (of whole
+    files): cells whose detections all count as false positives (no reference event there, and
+    no cross-trigger counted). The number of detections rises by one where the threshold falls
+    below a local maximum and drops by one below a local minimum, so these come from the scores
+    alone, for all such cells at once."""
+    sample, scores = series.sample[frames], series.scores[frames]
+    is_first = np.r_[True, sample[1:] != sample[:-1]]
+    is_last = np.r_[sample[1:] != sample[:-1], True]
     before = np.where(is_first[:, None], -np.inf, np.roll(scores, 1, axis=0))
     after = np.where(is_last[:, None], -np.inf, np.roll(scores, -1, axis=0))
     delta = ((scores > before).astype(np.int64) - (after > scores)) * (scores > -np.inf)
-    frame, klass = np.nonzero((delta != 0) & quiet)
+    frame, klass = np.nonzero((delta != 0) & quiet[sample])
     return klass, np.ones(len(frame), np.int64), delta[frame, klass], scores[frame, klass]
 
 

@@ -32,20 +32,28 @@ class ScoreFiles(BaseComponent):
 
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[ItemSets]:
         """The files from the ``start``-th (in name order, as :meth:`load` numbers them) as score
-        series of :data:`STREAM_FILES` files (fewer at the end) with the first file's classes, so
-        that a streamed run holds a few files' scores at a time."""
+        series of ``rows`` files (fewer at the end) with the first file's classes, each parsed
+        :data:`STREAM_FILES` files at a time and joined once: a streamed run holds one part's
+        scores, and the text of a few files."""
         files = _listed(path)
         classes = _read(files[0])[0] if start else None  # the class order of every part
-        for first in range(start, len(files), STREAM_FILES):
-            batch = files[first : first + STREAM_FILES]
-            read = _read_together(batch)
-            if read is None or (classes is not None and read[0] != classes):
-                read = _read_each(batch, classes, files[0])
-            classes = read[0]
-            yield _items(path, batch, *read)
+        for first in range(start, len(files), rows):
+            part = files[first : first + rows]
+            counts, tables = [], []
+            for at in range(0, len(part), STREAM_FILES):
+                batch = part[at : at + STREAM_FILES]
+                read = _read_together(batch)
+                if read is None or (classes is not None and read[0] != classes):
+                    read = _read_each(batch, classes, files[0])
+                classes = read[0]
+                counts.append(read[1])
+                tables.append(read[2])
+            assert classes is not None, "a part has at least one file"
+            yield _items(path, part, classes, np.concatenate(counts), np.concatenate(tables))
 
 
-#: Score files read together by :meth:`ScoreFiles.stream` (100 files of 1,000 frames of 10 classes: 9 MB).
+#: Score files parsed together by :meth:`ScoreFiles.stream` (100 files of 1,000 frames of 10
+#: classes: 9 MB of text).
 STREAM_FILES = 100
 
 
