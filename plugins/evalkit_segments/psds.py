@@ -250,7 +250,17 @@ class PSDS(BaseComponent[PSDSParams]):
         the relevant detections alive cover enough of it (:func:`_detected`)."""
         p = self.params
         decimals = p.time_decimals
-        file, klass, on, off, born, dies, died = runs(series, *block)
+        every = runs(series, *block)
+        on, off = every[2], every[3]
+        # A run outside its file's events (before the first onset, after the last offset) is a
+        # FP, unless the criteria round to 0; the others are looked at event by event.
+        file = every[0]
+        dtc_zero = np.round(p.dtc_threshold * (off - on), decimals) <= 0
+        ctt_zero = np.round((p.cttc_threshold or 0) * (off - on), decimals) <= 0 if p.cttc_threshold is not None else False
+        near = (off > events.start[file]) & (on < events.end[file]) | dtc_zero | ctt_zero
+        far = ~near
+        parts = [_lives(every[1][far], every[4][far], every[5][far], every[6][far], 1)]
+        file, klass, on, off, born, dies, died = (column[near] for column in every)
         length = off - on
         first = events.first[file]  # the file's events: columns first .. first + width
         width = events.width
@@ -261,14 +271,15 @@ class PSDS(BaseComponent[PSDSParams]):
         overlap = np.maximum(np.minimum(off[:, None], ev_off) - np.maximum(on[:, None], ev_on), 0.0)
         own = ev_class == klass[:, None]
         relevant = np.round((overlap * own).sum(-1), decimals) >= np.round(p.dtc_threshold * length, decimals)
-        parts = [_lives(klass[~relevant], born[~relevant], dies[~relevant], died[~relevant], 1)]
-        if p.cttc_threshold is not None:
+        parts.append(_lives(klass[~relevant], born[~relevant], dies[~relevant], died[~relevant], 1))
+        if p.cttc_threshold is not None:  # the runs that can cross-trigger: false ones on another class's events
             need = np.round(p.cttc_threshold * length, decimals)
+            can = np.flatnonzero((~relevant & ((overlap > 0) & ~own).any(axis=1)) | (need <= 0))
+            crossed, theirs_at, cleared, needed = overlap[can], ev_class[can], relevant[can], need[can]
             for k in range(n_classes):
-                theirs = ev_class == k
-                present = theirs.any(axis=1) & (klass != k)
-                hit = np.where(relevant, 0.0, (overlap * theirs).sum(-1))
-                crossing = present & (np.round(hit, decimals) >= need)
+                theirs = theirs_at == k
+                hit = np.where(cleared, 0.0, (crossed * theirs).sum(-1))
+                crossing = can[theirs.any(axis=1) & (klass[can] != k) & (np.round(hit, decimals) >= needed)]
                 parts.append(_lives(klass[crossing], born[crossing], dies[crossing], died[crossing], 2 + k))
         need = np.round(p.gtc_threshold * (events.offset - events.onset), decimals)
         run, slot = np.nonzero(relevant[:, None] & own & (overlap > 0) & (need[np.minimum(at, len(need) - 1)] > 0))
@@ -342,6 +353,10 @@ class Events:
         self.width = int(self.count.max(initial=0))
         self.onset_pad, self.offset_pad = np.r_[self.onset, 0.0], np.r_[self.offset, 0.0]
         self.klass_pad = np.r_[self.klass, -1]
+        self.start = np.full(self.n_files, np.inf)  # each file's first onset and last offset
+        np.minimum.at(self.start, self.file, self.onset)
+        self.end = np.full(self.n_files, -np.inf)
+        np.maximum.at(self.end, self.file, self.offset)
 
 
 def _file_blocks(series: ScoreSeries, frames: int) -> Iterator[slice]:
