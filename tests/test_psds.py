@@ -367,3 +367,39 @@ def test_the_bundled_desed_config_streams_with_the_in_memory_psds(monkeypatch):
     assert streamed.keys() == memory.keys() and len(memory) > 4
     for key, value in memory.items():  # the audio durations are summed in another order
         assert streamed[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+
+
+def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path, monkeypatch):
+    """The plan counts the score folders' bytes (from the folder listing, no file read): a run
+    that would not fit in memory is refused before any data is read, at the system's key, with
+    what to lower; streamed, only a chunk of files is held, so the same folder fits."""
+    import evalkit.streaming
+    from evalkit import budget
+    from evalkit.api import plan
+
+    root = make(tmp_path, 8, files=12)
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "name: big\n"
+        "data:\n"
+        f"  reference: {root / 'gt.tsv'}\n"
+        "  systems:\n"
+        f"    s: {root / 'scores'}\n"
+        "metrics:\n"
+        f"  - {{name: psds, dtc_threshold: 0.7, gtc_threshold: 0.7}}\n"
+    )
+    sizes = sorted((f.stat().st_size for f in (root / "scores").iterdir()), reverse=True)
+    whole = sum(sizes) * budget.FOLDER_BYTES
+    monkeypatch.setattr("evalkit.budget.available_memory", lambda: whole - 1)
+    with pytest.raises(ConfigError) as refused:
+        plan(config, writes=False)
+    message = str(refused.value)
+    assert message.startswith(f"{config}:5:")  # the line of the system `s`
+    assert f"would need about {budget.human(whole)} of memory" in message
+    assert f"the data of {root / 'scores'} (its 12 files whole" in message
+    assert message.endswith("lower the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
+    monkeypatch.setattr(evalkit.streaming, "ITEM_ROWS", 5)  # streamed: the 5 largest files at a time
+    config.write_text(config.read_text().replace("data:\n", "data:\n  stream: true\n"))
+    (need,) = plan(config, writes=False).needs
+    assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
+    assert "(5 of its 12 files at a time" in need.what
