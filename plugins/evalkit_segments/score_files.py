@@ -124,9 +124,11 @@ def _read_together(files: list[Path]) -> tuple[tuple[str, ...], np.ndarray, np.n
         return None
     counts = np.fromiter((body.count(b"\n") for body in bodies), dtype=np.int64, count=len(bodies))
     columns = [f"c{i}" for i in range(len(names))]
+    text = pa.py_buffer(b"".join(bodies))
+    del bodies  # the text is held once while it is parsed
     try:
         table = pc.read_csv(
-            pa.py_buffer(b"".join(bodies)),
+            text,
             read_options=pc.ReadOptions(column_names=columns),
             parse_options=pc.ParseOptions(delimiter="\t", quote_char=False),
             convert_options=pc.ConvertOptions(column_types=dict.fromkeys(columns, pa.float64()), strings_can_be_null=False),
@@ -135,7 +137,11 @@ def _read_together(files: list[Path]) -> tuple[tuple[str, ...], np.ndarray, np.n
         return None
     if table.num_rows != counts.sum():
         return None
-    values = np.column_stack([table.column(i).to_numpy() for i in range(len(columns))])
+    del text
+    values = np.empty((table.num_rows, len(columns)))
+    for i in range(len(columns)):  # a column at a time: no second copy of the whole table
+        values[:, i] = table.column(i).to_numpy()
+    del table
     onset, offset = values[:, 0], values[:, 1]
     first = np.r_[0, np.cumsum(counts)[:-1]]
     follows = np.ones(len(values), dtype=bool)
