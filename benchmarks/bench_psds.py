@@ -103,9 +103,13 @@ def copies(root: Path, n: int) -> Path:
         for file in sorted((root / system).iterdir()):
             for k in range(n):
                 os.link(file, out / system / f"{file.stem}_{k:02d}.tsv")
-    for table in ("reference.tsv", "durations.tsv"):
+    for table in ("reference.tsv", "durations.tsv"):  # sorted by file id, as a streamed run reads them
         head, *rows = (root / table).read_text().splitlines()
-        lines = [head] + [row.replace(".wav", f"_{k:02d}.wav", 1) for k in range(n) for row in rows]
+        by_file: dict[str, list[str]] = {}
+        for row in rows:
+            by_file.setdefault(row.split("\t", 1)[0], []).append(row)
+        lines = [head] + [row.replace(".wav", f"_{k:02d}.wav", 1) for file in sorted(by_file) for k in range(n)
+                          for row in by_file[file]]
         (out / table).write_text("\n".join(lines) + "\n")
     return out
 
