@@ -251,13 +251,11 @@ class PSDS(BaseComponent[PSDSParams]):
         p = self.params
         decimals = p.time_decimals
         every = runs(series, *block)
-        on, off = every[2], every[3]
+        file, on, off = every[0], every[2], every[3]
         # A run outside its file's events (before the first onset, after the last offset) is a
-        # FP, unless the criteria round to 0; the others are looked at event by event.
-        file = every[0]
-        dtc_zero = np.round(p.dtc_threshold * (off - on), decimals) <= 0
-        ctt_zero = np.round((p.cttc_threshold or 0) * (off - on), decimals) <= 0 if p.cttc_threshold is not None else False
-        near = (off > events.start[file]) & (on < events.end[file]) | dtc_zero | ctt_zero
+        # FP, unless a criterion rounds to 0 on it; the others are looked at event by event.
+        smallest = min(p.dtc_threshold, p.cttc_threshold if p.cttc_threshold is not None else 1.0)
+        near = ((off > events.start[file]) & (on < events.end[file])) | (np.round(smallest * (off - on), decimals) <= 0)
         far = ~near
         parts = [_lives(every[1][far], every[4][far], every[5][far], every[6][far], 1)]
         file, klass, on, off, born, dies, died = (column[near] for column in every)
