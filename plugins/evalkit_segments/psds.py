@@ -24,6 +24,12 @@ refuses such data; a bootstrap resample may draw it).
 
 Times are compared after rounding to ``time_decimals`` decimals, as sed_scores_eval does, so a
 detection meeting a criterion exactly is not lost to floating-point error.
+
+The state is not the scores but what the ROCs are built from: per class and distinct score, how
+many TPs, FPs and cross-triggers start or stop counting there (:class:`Counts`). Each file's
+detections at every threshold are found at once (:func:`runs`: at most one per frame) and
+reduced to these counts, which add up across files; so a streamed or Dask run takes psds, and
+its memory grows with the distinct scores, not with the files.
 """
 
 from __future__ import annotations
