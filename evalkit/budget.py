@@ -162,6 +162,29 @@ def statistics_needs(
     return needs
 
 
+#: Bytes a folder of data files (score files) costs per byte of its text while a run holds it:
+#: its frames as float64 columns (about as many bytes as their text), aligned by id (a copy),
+#: the parser's columns while it reads, and what a score-folder metric works on. Measured with
+#: benchmarks/bench_psds.py (two folders of 1,168 score files of 1,000 frames x 10 classes at 4
+#: decimals, 187 MB of text): PSDS peaks 0.81 GiB above the interpreter's 0.17 in memory (4.6 per
+#: byte), 0.61 GiB streamed (3.5).
+FOLDER_BYTES = 5
+
+
+def folder_need(path: Path, where: tuple[str, ...], chunk: int | None) -> Need:
+    """The memory of a folder of data files (one per sample: score files) read whole, or
+    ``chunk`` files at a time (a streamed run's chunk, a Dask run's block), from the sizes the
+    folder lists (no file is read)."""
+    sizes = [f.stat().st_size for f in path.iterdir() if f.is_file()] if path.is_dir() else []
+    held = sum(sorted(sizes, reverse=True)[:chunk]) if chunk is not None else sum(sizes)
+    read = f"{amount(min(chunk, len(sizes)))} of its {amount(len(sizes))} files at a time" if chunk is not None else \
+        f"its {amount(len(sizes))} files whole"
+    lower = "the files per chunk (`engine.partition_rows`)" if chunk is not None and where[:1] == ("engine",) else (
+        "the files evaluated" if chunk is not None else
+        "the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
+    return Need(held * FOLDER_BYTES, f"the data of {path} ({read}, {human(held)} of text)", lower, where)
+
+
 def rows_need(steps: int, systems: int, measures: int, tested: bool) -> Need:
     """The result rows, kept to the end of the run: one per sweep value, system and measure
     (and as many paired-test comparisons when there are tests)."""

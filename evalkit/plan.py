@@ -210,7 +210,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         if refused:
             raise ConfigError(f"{where('data', 'weights')}: {refused}")
     resampled = statistics is not None and (statistics.bootstrap is not None or statistics.test is not None)
-    if resampled or cfg.sweep is not None:  # before the report folder is made
+    if resampled or cfg.sweep is not None or _folders(plan):  # before the report folder is made
         plan.needs = _needs(plan, resampled)
         _check_memory(plan.needs, where)
     if cfg.report is not None:
@@ -366,6 +366,7 @@ def _needs(plan: Plan, resampled: bool) -> list[budget.Need]:
     test = statistics.test if statistics is not None else None
     boot = statistics.bootstrap if statistics is not None else None
     needs = [budget.rows_need(len(plan.steps), len(plan.systems), measures, test is not None)] if plan.job.settings.sweep else []
+    needs += _folder_needs(plan)
     if not resampled:
         return needs
     return needs + budget.statistics_needs(
@@ -373,6 +374,32 @@ def _needs(plan: Plan, resampled: bool) -> list[budget.Need]:
         test.resamples if test else None, test.method if test else "permutation",
         (boot is not None and boot.keyed, test is not None and test.keyed), boot is not None and boot.method == "bca",
     )
+
+
+def _folders(plan: Plan) -> list[Source]:
+    """The sources that are folders of data files (score files: one per sample)."""
+    return [source for source in plan.sources() if source.full is not None and source.full.is_dir()]
+
+
+def _folder_needs(plan: Plan) -> list[budget.Need]:
+    """The memory of the data folders: read whole in memory (every system's at once), or a
+    chunk (a block) of files at a time by a streamed (a Dask) run."""
+    from evalkit.streaming import ITEM_ROWS  # streaming plans on this module
+
+    engine = plan.job.settings.engine
+    dask = engine.name == "dask"
+    chunk = engine.partition_rows if dask else ITEM_ROWS if plan.config.data.stream else None
+    needs = []
+    for source in _folders(plan):
+        if dask:
+            key: tuple[str, ...] = ("engine", "partition_rows")
+        elif source.system is None:
+            key = ("data", "reference")
+        else:
+            key = ("data", "systems", source.system)
+        assert source.full is not None
+        needs.append(budget.folder_need(source.full, key, chunk))
+    return needs
 
 
 def _check_memory(needs: list[budget.Need], where: Where) -> None:

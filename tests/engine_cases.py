@@ -62,9 +62,18 @@ def agreement(name: str) -> Config:
 def score_files(folder: Path) -> Config:
     """desed's score folders (files named by their audio file's stem) against its event list,
     with samples only a system lists empty in the reference, and Poisson intervals; without
-    PSDS, whose state keeps every score (a streamed or Dask run refuses it)."""
+    PSDS, whose durations are found by file name, which a bootstrap replicate does not carry
+    (:func:`psds_folders` runs it without intervals)."""
     config = with_bootstrap("desed")
     config["metrics"] = [m for m in config["metrics"] if not (isinstance(m, dict) and m["name"] == "psds")]
+    config["data"]["missing"] = "empty"
+    return config
+
+
+def psds_folders(folder: Path) -> Config:
+    """desed as it is bundled (PSDS in both scenarios beside the thresholded measures), with
+    samples only a system lists empty in the reference."""
+    config = bundled("desed")
     config["data"]["missing"] = "empty"
     return config
 
@@ -110,6 +119,7 @@ CASES = {
     "sound_events": Case(lambda folder: with_bootstrap("sound_events")),
     "sweep": Case(lambda folder: with_bootstrap("figure1")),
     "score_files": Case(score_files),
+    "psds_folders": Case(psds_folders),
     "weights": Case(weighted),
     "runs": Case(several_runs),
     "agreement": Case(lambda folder: agreement("tnorms"), ("rows", "agreement")),

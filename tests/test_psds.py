@@ -272,3 +272,134 @@ def test_a_staircase_holds_the_last_point_given_at_each_x():
     y = np.arange(150.0) / 150
     expected = sum((3 * k + 2) / 150 for k in range(50)) / 50  # each x holds its third y for a width of 1
     assert staircase_area(y, x, 50.0) == pytest.approx(expected, rel=1e-12)  # a sum of 50 terms
+
+
+def state_of(root: Path, settings: dict, rows: slice = slice(None)):
+    """The psds state of the files ``rows`` of a seeded folder, updated directly: the reference
+    lists every file, in the score folder's order, with the classes in its order."""
+    from evalkit_segments.loaders import EventListLoader
+    from evalkit_segments.psds import PSDS, PSDSParams
+    from evalkit_segments.score_files import ScoreFiles
+
+    reference = EventListLoader(EventListLoader.Params(labels=list(CLASSES))).load(root / "gt.tsv", "reference")
+    prediction = ScoreFiles(ScoreFiles.Params()).load(root / "scores", "prediction")
+    assert [i.removesuffix(".wav") for i in reference.ids] == list(prediction.ids)  # aligned, as the engine aligns
+    metric = PSDS(PSDSParams(**settings))
+    metric.prepare(CLASSES)
+    return metric.update(reference[rows], prediction[rows])
+
+
+@pytest.mark.parametrize("settings", SETTINGS[:3])
+@pytest.mark.parametrize("cuts", [(1,), (5, 6, 17), tuple(range(1, 24))])
+def test_the_counts_of_parts_add_up_to_the_counts_of_the_whole(tmp_path, settings, cuts):
+    """The state is per-threshold counts that merge by +: files split anywhere give the whole's
+    counts (whole numbers: exactly), on the sorted union of their scores."""
+    root = make(tmp_path, 5)
+    whole = state_of(root, settings)
+    bounds = [0, *cuts, 24]
+    parts = [state_of(root, settings, slice(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged + part
+    for field in ("klass", "score", "change", "n_ref"):
+        np.testing.assert_array_equal(getattr(merged, field), getattr(whole, field))
+    np.testing.assert_allclose(merged.t_ref, whole.t_ref, rtol=1e-12)  # sums of lengths, in another order
+    assert merged.duration == pytest.approx(whole.duration, rel=1e-12)
+
+
+def test_the_state_grows_with_the_distinct_scores_not_with_the_files(tmp_path):
+    """The same files twice hold the same thresholds: the state keeps its rows, with counts doubled
+    (what 50 copies of a folder do to it)."""
+    state = state_of(make(tmp_path, 6), SETTINGS[1])
+    twice = state + state
+    np.testing.assert_array_equal(twice.score, state.score)
+    np.testing.assert_array_equal(twice.klass, state.klass)
+    np.testing.assert_array_equal(twice.change, 2 * state.change)
+    assert len(np.unique(state.score)) <= 11  # scores of one decimal: 0.0 ... 1.0
+    assert len(state.score) <= 11 * len(CLASSES)
+
+
+@pytest.mark.parametrize("settings", SETTINGS[:2])
+def test_a_streamed_run_reads_a_few_files_at_a_time_and_gives_the_in_memory_numbers(tmp_path, settings, monkeypatch):
+    """Streamed (``data: {stream: true}``), the folder is parsed 3 files at a time and reduced 5
+    files at a time, one file's classes in another column order: PSDS, per class, and the
+    PSD-ROC equal the in-memory run's."""
+    import evalkit.streaming
+    import evalkit_segments.score_files
+
+    root = make(tmp_path, 7, files=17)
+    last = root / "scores" / "clip016.tsv"
+    table = pd.read_csv(last, sep="\t")
+    table[["onset", "offset", *CLASSES[::-1]]].to_csv(last, sep="\t", index=False)
+    monkeypatch.setattr(evalkit_segments.score_files, "STREAM_FILES", 3)
+    monkeypatch.setattr(evalkit.streaming, "ITEM_ROWS", 5)
+    config = {
+        "name": "psds", "metrics": [{"name": "psds", **settings}],
+        "data": {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores")}},
+    }
+    memory = evalkit.run(config)
+    streamed = evalkit.run({**config, "data": {**config["data"], "stream": True}})
+    assert any("streamed: 17 samples read 5 rows at a time" in note for note in streamed.notes)
+    want = {(r.metric, r.class_): r.value for r in memory.rows}
+    got = {(r.metric, r.class_): r.value for r in streamed.rows}
+    assert got.keys() == want.keys()
+    for key, value in want.items():  # the audio durations are summed in another order
+        assert got[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+    (curve,) = streamed.curves
+    (expected,) = memory.curves
+    np.testing.assert_allclose(curve.curve.x, expected.curve.x, rtol=1e-12)
+    np.testing.assert_array_equal(curve.curve.y, expected.curve.y)
+
+
+def test_the_bundled_desed_config_streams_with_the_in_memory_psds(monkeypatch):
+    """configs/desed.yaml streamed: both scenarios' PSDS, per class too, equal the in-memory run's."""
+    import yaml
+
+    monkeypatch.chdir(Path(__file__).parent.parent / "configs")
+    config = yaml.safe_load(Path("desed.yaml").read_text(encoding="utf-8"))
+    config.pop("report")
+
+    def psds(config: dict) -> dict:
+        return {(r.system, r.metric, r.class_): r.value for r in evalkit.run(config).rows if "psds" in r.metric}
+
+    memory = psds(config)
+    streamed = psds({**config, "data": {**config["data"], "stream": True}})
+    assert streamed.keys() == memory.keys() and len(memory) > 4
+    for key, value in memory.items():  # the audio durations are summed in another order
+        assert streamed[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+
+
+def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path, monkeypatch):
+    """The plan counts the score folders' bytes (from the folder listing, no file read): a run
+    that would not fit in memory is refused before any data is read, at the system's key, with
+    what to lower; streamed, only a chunk of files is held, so the same folder fits."""
+    import evalkit.streaming
+    from evalkit import budget
+    from evalkit.api import plan
+
+    root = make(tmp_path, 8, files=12)
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "name: big\n"
+        "data:\n"
+        f"  reference: {root / 'gt.tsv'}\n"
+        "  systems:\n"
+        f"    s: {root / 'scores'}\n"
+        "metrics:\n"
+        f"  - {{name: psds, dtc_threshold: 0.7, gtc_threshold: 0.7}}\n"
+    )
+    sizes = sorted((f.stat().st_size for f in (root / "scores").iterdir()), reverse=True)
+    whole = sum(sizes) * budget.FOLDER_BYTES
+    monkeypatch.setattr("evalkit.budget.available_memory", lambda: whole - 1)
+    with pytest.raises(ConfigError) as refused:
+        plan(config, writes=False)
+    message = str(refused.value)
+    assert message.startswith(f"{config}:5:")  # the line of the system `s`
+    assert f"would need about {budget.human(whole)} of memory" in message
+    assert f"the data of {root / 'scores'} (its 12 files whole" in message
+    assert message.endswith("lower the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
+    monkeypatch.setattr(evalkit.streaming, "ITEM_ROWS", 5)  # streamed: the 5 largest files at a time
+    config.write_text(config.read_text().replace("data:\n", "data:\n  stream: true\n"))
+    (need,) = plan(config, writes=False).needs
+    assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
+    assert "(5 of its 12 files at a time" in need.what

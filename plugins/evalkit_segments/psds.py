@@ -24,11 +24,18 @@ refuses such data; a bootstrap resample may draw it).
 
 Times are compared after rounding to ``time_decimals`` decimals, as sed_scores_eval does, so a
 detection meeting a criterion exactly is not lost to floating-point error.
+
+The state is not the scores but what the ROCs are built from: per class and distinct score, how
+many TPs, FPs and cross-triggers start or stop counting there (:class:`Counts`). Each file's
+detections at every threshold are found at once (:func:`runs`: at most one per frame) and
+reduced to these counts, which add up across files; so a streamed or Dask run takes psds, and
+its memory grows with the distinct scores, not with the files.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -80,10 +87,23 @@ class PSDSParams(BaseModel):
         return self
 
 
+#: Frames of score series handled together: the runs and their overlaps with a file's events are
+#: arrays of about this many rows (times the events of a file), whatever the number of files.
+BLOCK_FRAMES = 1 << 17
+#: Change points counted together (32 bytes each) before they join the counts.
+TALLY_POINTS = 1 << 21
+
+#: Change points: for each, the class, the count it changes (0 TP, 1 FP, 2 + k cross-triggers on
+#: class k), the change (+1 or -1) and the score from which on (downwards) it holds.
+Points = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 @dataclass
-class Deltas:
-    """What one part of the data adds to every class's counts, as changes at the scores where
-    they change (a change applies to every threshold at or below its score)."""
+class Counts:
+    """What part of the data adds to every class's counts, as changes at the scores where they
+    change (a change applies to every threshold at or below its score): one row per (class,
+    distinct score), sorted. It merges by ``+`` (the sorted union of the scores, the changes
+    added), and its size is bounded by the distinct scores times the classes, not by the files."""
 
     klass: np.ndarray  # the class of each change point
     score: np.ndarray  # its score
@@ -92,8 +112,55 @@ class Deltas:
     t_ref: np.ndarray  # their total length per class
     duration: float  # audio seconds
 
-    def __add__(self, other: Deltas) -> Deltas:
-        return Deltas(
+    @classmethod
+    def of(cls, klass: np.ndarray, score: np.ndarray, change: np.ndarray, n_ref: np.ndarray, t_ref: np.ndarray,
+           duration: float) -> Counts:
+        """The changes summed per (class, score) (whole numbers: the sums are exact); those that
+        cancel are dropped."""
+        order = np.lexsort((score, klass))
+        klass, score, change = klass[order], score[order], change[order]
+        first = np.flatnonzero(np.r_[True, (klass[1:] != klass[:-1]) | (score[1:] != score[:-1])][: len(klass)])
+        summed = np.add.reduceat(change, first, axis=0) if len(first) else change
+        keep = (summed != 0).any(axis=1)
+        return cls(klass[first][keep], score[first][keep], summed[keep], n_ref, t_ref, duration)
+
+    @classmethod
+    def tally(cls, points: list[Points], width: int, n_ref: np.ndarray, t_ref: np.ndarray, duration: float) -> Counts:
+        """The counts of change points, each one more or one fewer of one count (``column``) of
+        one class at one score. They are grouped by (class, column, sign) (a radix sort of small
+        integers), and the scores of each group sorted and counted: the fast sorts, where a
+        sort of (class, score) pairs took most of the time."""
+        klass, column, sign, score = (np.concatenate(part) for part in zip(*points)) if points else (np.zeros(0, np.int64),) * 4
+        n_classes = len(n_ref)
+        key = (klass * width + column) * 2 + (sign < 0)
+        order = np.argsort(key.astype(np.int16 if 2 * n_classes * width < 1 << 15 else np.int64), kind="stable")
+        key, score = key[order], score[order]
+        bounds = np.searchsorted(key, np.arange(2 * n_classes * width + 1))
+        rows = []
+        for c in range(n_classes):
+            groups = {}
+            for j in range(width):
+                for negative in (0, 1):
+                    at = (c * width + j) * 2 + negative
+                    if bounds[at + 1] > bounds[at]:
+                        values = np.sort(score[bounds[at] : bounds[at + 1]])
+                        new = np.r_[True, values[1:] != values[:-1]]
+                        groups[j, negative] = values[new], np.diff(np.r_[np.flatnonzero(new), len(values)])
+            if not groups:
+                continue
+            grid = np.unique(np.concatenate([values for values, _ in groups.values()]))
+            change = np.zeros((len(grid), width))
+            for (j, negative), (values, counts) in groups.items():
+                change[np.searchsorted(grid, values), j] += -counts if negative else counts
+            rows.append((np.full(len(grid), c), grid, change))
+        if not rows:
+            return cls(np.zeros(0, np.int64), np.zeros(0), np.zeros((0, width)), n_ref, t_ref, duration)
+        klass, grid, change = (np.concatenate(part) for part in zip(*rows))
+        keep = (change != 0).any(axis=1)
+        return cls(klass[keep], grid[keep], change[keep], n_ref, t_ref, duration)
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts.of(
             np.r_[self.klass, other.klass], np.r_[self.score, other.score], np.vstack([self.change, other.change]),
             self.n_ref + other.n_ref, self.t_ref + other.t_ref, self.duration + other.duration,
         )
@@ -106,7 +173,6 @@ class PSDS(BaseComponent[PSDSParams]):
 
     name = "psds"
     Params = PSDSParams
-    keeps_data = "it has no bounded variant yet; run it in memory"
     glossary = {
         "psds": "Polyphonic Sound Detection Score: the area under the PSD-ROC (TPR against effective false "
                 "positives per unit of time; the classes' mean less α_st times their spread) up to max_efpr, "
@@ -124,7 +190,7 @@ class PSDS(BaseComponent[PSDSParams]):
     def prepare(self, classes: Any) -> None:
         self.classes = tuple(classes)
 
-    def update(self, reference: ItemSets, prediction: ItemSets) -> Deltas:
+    def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
         series = prediction.samples
         if not isinstance(series, ScoreSeries):
             raise DataError(
@@ -141,20 +207,24 @@ class PSDS(BaseComponent[PSDSParams]):
         n_ref = np.bincount(per_class, minlength=n_classes).astype(np.float64)
         t_ref = np.bincount(per_class, weights=length, minlength=n_classes)
         duration = float(self._durations(reference, series).sum())
-        parts = [_quiet_changes(series, cell, n_classes, self.params.cttc_threshold is not None)]
-        events_at = np.searchsorted(cell, np.arange(len(reference) * n_classes + 1))
-        first, stop = series.bounds()
         cross = self.params.cttc_threshold is not None
-        for sample in np.flatnonzero(stop > first):
-            at = slice(first[sample], stop[sample])
-            times = np.r_[series.onset[at], series.offset[stop[sample] - 1]]
-            bounds = events_at[sample * n_classes : (sample + 1) * n_classes + 1]
-            in_file = slice(bounds[0], bounds[-1])  # the file's events, by class
-            events = (onset[in_file], offset[in_file], per_class[in_file])
-            for c in _noisy_classes(per_class[in_file], n_classes, cross):
-                parts.append(self._changes(series.scores[at, c], times, events, c, n_classes))
-        klass, score, change = (np.concatenate(column) for column in zip(*parts))
-        return Deltas(klass, score, change.reshape(len(score), -1), n_ref, t_ref, duration)
+        width = 2 + (n_classes if cross else 0)
+        noisy = np.zeros((series.n_samples, n_classes), dtype=bool)  # the (file, class) cells whose counts need
+        noisy[cell // n_classes, per_class] = True  # the detections: with reference events, and with cross-
+        if cross:  # triggers counted, every class of a file with any
+            noisy[noisy.any(axis=1)] = True
+        events = Events(cell // n_classes, per_class, onset, offset, series.n_samples)
+        counts = Counts.tally([], width, n_ref, t_ref, duration)
+        parts: list[Points] = []
+        for frames in _file_blocks(series, max(BLOCK_FRAMES // n_classes, 1)):
+            parts.append(_quiet_changes(series, ~noisy, frames))
+            if sum(len(part[0]) for part in parts) > TALLY_POINTS:
+                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
+        for block in _noisy_blocks(series, noisy):
+            parts += self._changes(series, block, events, n_classes)
+            if sum(len(part[0]) for part in parts) > TALLY_POINTS:
+                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
+        return counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0)
 
     def _durations(self, reference: ItemSets, series: ScoreSeries) -> np.ndarray:
         if self.durations is None:
@@ -177,39 +247,51 @@ class PSDS(BaseComponent[PSDSParams]):
         return np.asarray(found)
 
     def _changes(
-        self, scores: np.ndarray, times: np.ndarray, events: tuple[np.ndarray, np.ndarray, np.ndarray], c: int,
-        n_classes: int,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The change points of one file and class: every distinct score at which TP, FP or a
-        cross-trigger count changes, and the change. ``events``: the file's reference events
-        (onsets, offsets, classes), grouped by class."""
+        self, series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, n_classes: int,
+    ) -> list[Points]:
+        """The change points of a block of (file, class) series: every score at which TP, FP or a
+        cross-trigger count changes, and the change. Each detection that exists at some threshold
+        (a run of frames, :func:`runs`) counts as a FP, or for its TPs and cross-triggers, over
+        the thresholds it lives at; a reference event is detected over the thresholds at which
+        the relevant detections alive cover enough of it (:func:`_detected`)."""
         p = self.params
         decimals = p.time_decimals
-        own = events[2] == c
-        onset, offset = events[0][own], events[1][own]
-        thresholds = np.unique(scores)
-        on, off = detections(scores, times, thresholds)
+        every = runs(series, *block)
+        file, on, off = every[0], every[2], every[3]
+        # A run outside its file's events (before the first onset, after the last offset) is a
+        # FP, unless a criterion rounds to 0 on it; the others are looked at event by event.
+        smallest = min(p.dtc_threshold, p.cttc_threshold if p.cttc_threshold is not None else 1.0)
+        near = ((off > events.start[file]) & (on < events.end[file])) | (np.round(smallest * (off - on), decimals) <= 0)
+        far = ~near
+        parts = [_lives(every[1][far], every[4][far], every[5][far], every[6][far], 1)]
+        file, klass, on, off, born, dies, died = (column[near] for column in every)
         length = off - on
-        active = length > 0
-        overlap = np.maximum(np.minimum(off[..., None], offset) - np.maximum(on[..., None], onset), 0.0)
-        relevant = (np.round(overlap.sum(-1), decimals) >= np.round(p.dtc_threshold * length, decimals)) & active
-        covered = np.round((relevant[..., None] * overlap).sum(-2), decimals)
-        tp = (covered >= np.round(p.gtc_threshold * (offset - onset), decimals)).sum(-1)
-        fp = active.sum(-1) - relevant.sum(-1)
-        stats = np.zeros((len(thresholds), 2 + (n_classes if p.cttc_threshold is not None else 0)))
-        stats[:, 0], stats[:, 1] = tp, fp
-        if p.cttc_threshold is not None and not own.all():
-            other_on, other_off, other_class = (column[~own] for column in events)
-            cross = np.maximum(np.minimum(off[..., None], other_off) - np.maximum(on[..., None], other_on), 0.0)
-            starts = np.flatnonzero(np.r_[True, other_class[1:] != other_class[:-1]])  # one group per other class
-            hit = np.round(np.add.reduceat(~relevant[..., None] * cross, starts, axis=-1), decimals)
-            crossing = (hit >= np.round(p.cttc_threshold * length, decimals)[..., None]) & active[..., None]
-            stats[:, 2 + other_class[starts]] = crossing.sum(-2)
-        change = stats - np.vstack([stats[1:], np.zeros_like(stats[:1])])
-        keep = np.abs(change).sum(axis=1) > 0
-        return np.full(int(keep.sum()), c), thresholds[keep], change[keep].ravel()
+        first = events.first[file]  # the file's events: columns first .. first + width
+        width = events.width
+        at = first[:, None] + np.arange(width)
+        inside = np.arange(width) < events.count[file][:, None]
+        at = np.where(inside, at, len(events.onset))  # past the end: an empty event
+        ev_on, ev_off, ev_class = events.onset_pad[at], events.offset_pad[at], events.klass_pad[at]
+        overlap = np.maximum(np.minimum(off[:, None], ev_off) - np.maximum(on[:, None], ev_on), 0.0)
+        own = ev_class == klass[:, None]
+        relevant = np.round((overlap * own).sum(-1), decimals) >= np.round(p.dtc_threshold * length, decimals)
+        parts.append(_lives(klass[~relevant], born[~relevant], dies[~relevant], died[~relevant], 1))
+        if p.cttc_threshold is not None:  # the runs that can cross-trigger: false ones on another class's events
+            need = np.round(p.cttc_threshold * length, decimals)
+            can = np.flatnonzero((~relevant & ((overlap > 0) & ~own).any(axis=1)) | (need <= 0))
+            crossed, theirs_at, cleared, needed = overlap[can], ev_class[can], relevant[can], need[can]
+            for k in range(n_classes):
+                theirs = theirs_at == k
+                hit = np.where(cleared, 0.0, (crossed * theirs).sum(-1))
+                crossing = can[theirs.any(axis=1) & (klass[can] != k) & (np.round(hit, decimals) >= needed)]
+                parts.append(_lives(klass[crossing], born[crossing], dies[crossing], died[crossing], 2 + k))
+        need = np.round(p.gtc_threshold * (events.offset - events.onset), decimals)
+        run, slot = np.nonzero(relevant[:, None] & own & (overlap > 0) & (need[np.minimum(at, len(need) - 1)] > 0))
+        parts.append(_detected(at[run, slot], overlap[run, slot], born[run], dies[run], died[run], events, need, decimals))
+        parts.append(_always(series, block, events, need, n_classes))
+        return parts
 
-    def compute(self, state: Deltas) -> dict[str, Any]:
+    def compute(self, state: Counts) -> dict[str, Any]:
         defined = np.flatnonzero(state.n_ref > 0)  # a class without reference events has no TPR
         rocs = [self._roc(state, int(c)) for c in defined]
         area = np.full(len(state.n_ref), np.nan)
@@ -220,15 +302,11 @@ class PSDS(BaseComponent[PSDSParams]):
         roc = Curve(efpr, tpr, f"effective FP rate per {self.params.unit_of_time}", "effective TP rate")
         return {"psds": staircase_area(tpr, efpr, self.params.max_efpr), "psds_per_class": PerClass(area), "psd_roc": roc}
 
-    def _roc(self, state: Deltas, c: int) -> tuple[np.ndarray, np.ndarray]:
+    def _roc(self, state: Counts, c: int) -> tuple[np.ndarray, np.ndarray]:
         """One class's ROC: (TPR, eFPR) over every threshold, monotone, up to ``max_efpr``."""
         p = self.params
-        mine = state.klass == c
-        _, inverse = np.unique(state.score[mine], return_inverse=True)
-        change = state.change[mine]
-        summed = np.zeros((inverse.max() + 1 if len(inverse) else 0, change.shape[1]))
-        np.add.at(summed, inverse, change)
-        stats = np.vstack([np.cumsum(summed[::-1], axis=0)[::-1], np.zeros((1, change.shape[1]))])  # the last: threshold inf
+        change = state.change[state.klass == c]  # one row per distinct score, rising
+        stats = np.vstack([np.cumsum(change[::-1], axis=0)[::-1], np.zeros((1, change.shape[1]))])  # the last: threshold inf
         tpr = stats[:, 0] / max(state.n_ref[c], 1)
         efpr = stats[:, 1] / state.duration
         if p.alpha_ct:
@@ -262,56 +340,157 @@ def _refuse_connected(reference: ItemSets, cell: np.ndarray, onset: np.ndarray, 
         )
 
 
-def detections(scores: np.ndarray, times: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(onsets, offsets), (thresholds, detections): at each threshold, the runs of frames scoring
-    at least it, padded with empty (0, 0) detections to one width."""
-    above = np.zeros((len(thresholds), len(scores) + 2), dtype=np.int8)
-    above[:, 1:-1] = scores >= thresholds[:, None]
-    edge = np.diff(above, axis=1)
-    row, start = np.nonzero(edge == 1)
-    _, end = np.nonzero(edge == -1)
-    count = np.bincount(row, minlength=len(thresholds))
-    slot = np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count)
-    on = np.zeros((len(thresholds), int(count.max(initial=0))))
-    off = np.zeros_like(on)
-    on[row, slot], off[row, slot] = times[start], times[end]
-    return on, off
+@dataclass
+class Events:
+    """A partition's reference events, grouped by file and class (in the listed order), with
+    each file's range, padded by one empty event (index ``len(onset)``) for files with fewer."""
+
+    file: np.ndarray
+    klass: np.ndarray
+    onset: np.ndarray
+    offset: np.ndarray
+    n_files: int
+
+    def __post_init__(self) -> None:
+        self.count = np.bincount(self.file, minlength=self.n_files)
+        self.first = np.cumsum(self.count) - self.count
+        self.width = int(self.count.max(initial=0))
+        self.onset_pad, self.offset_pad = np.r_[self.onset, 0.0], np.r_[self.offset, 0.0]
+        self.klass_pad = np.r_[self.klass, -1]
+        self.start = np.full(self.n_files, np.inf)  # each file's first onset and last offset
+        np.minimum.at(self.start, self.file, self.onset)
+        self.end = np.full(self.n_files, -np.inf)
+        np.maximum.at(self.end, self.file, self.offset)
 
 
-def _noisy_classes(present: np.ndarray, n_classes: int, cross: bool) -> list[int]:
-    """The classes of a file whose counts need the detections: those with reference events, and
-    with cross-triggers counted, every class when any has."""
-    if cross and present.size:
-        return list(range(n_classes))
-    return sorted(set(present.tolist()))
-
-
-def _quiet_changes(
-    series: ScoreSeries, cell: np.ndarray, n_classes: int, cross: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The change points of every (file, class) whose detections all count as false positives
-    (no reference event there, and no cross-trigger counted): the number of detections rises by
-    one where the threshold falls below a local maximum and drops by one below a local minimum,
-    so these come from the scores alone, for all such files at once."""
+def _file_blocks(series: ScoreSeries, frames: int) -> Iterator[slice]:
+    """The frames of whole files, about ``frames`` at a time (a longer file alone)."""
     first, stop = series.bounds()
-    has_events = np.zeros((series.n_samples, n_classes), dtype=bool)
-    has_events[cell // n_classes, cell % n_classes] = True
-    if cross:
-        has_events[has_events.any(axis=1)] = True
-    quiet = ~has_events[series.sample]  # frames x classes
-    scores = series.scores
-    is_first = np.zeros(len(scores), dtype=bool)
-    is_first[first[stop > first]] = True
-    is_last = np.zeros(len(scores), dtype=bool)
-    is_last[stop[stop > first] - 1] = True
+    start = 0
+    while start < len(series.sample):
+        end = int(stop[series.sample[min(start + frames, len(series.sample)) - 1]])
+        yield slice(start, end)
+        start = end
+
+
+def _noisy_blocks(series: ScoreSeries, noisy: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The (file, class) cells marked ``noisy`` whose files have frames, in blocks of about
+    :data:`BLOCK_FRAMES` frames."""
+    first, stop = series.bounds()
+    files, classes = np.nonzero(noisy & (stop > first)[:, None])
+    ends = np.cumsum((stop - first)[files])
+    cut = np.searchsorted(ends, np.arange(BLOCK_FRAMES, int(ends[-1]) if len(ends) else 0, BLOCK_FRAMES), side="right")
+    for part in np.split(np.arange(len(files)), np.unique(cut)):
+        if len(part):
+            yield files[part], classes[part]
+
+
+def runs(series: ScoreSeries, files: np.ndarray, classes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every detection of these (file, class) series at any threshold: each is a run of frames
+    whose lowest score (its first lowest frame) is higher than its neighbours'. It exists from
+    that score (``born``) down to, and without, the higher of its neighbours' scores (``dies``;
+    ``died`` False for a run of the whole series, which never ends). A series of n frames has at
+    most n of them (stack-free: :func:`_nearest_lower`). Returns (file, class, onset, offset,
+    born, dies, died) per run."""
+    first, stop = series.bounds()
+    n = stop[files] - first[files]
+    start = np.cumsum(n) - n  # each series' place in the flat block
+    total = int(n.sum())
+    group = np.repeat(np.arange(len(files)), n)
+    begin, end = start[group], (start + n)[group]
+    frame = np.arange(total) - begin + first[files][group]
+    s = series.scores[frame, classes[group]]
+    left = _nearest_lower(s, begin, strict=True)
+    keep = np.flatnonzero(_nearest_lower(s, begin, strict=False) == left)  # the first lowest frame of its run
+    back = _nearest_lower(s[::-1], (total - end)[::-1], strict=True)[::-1]  # the nearest lower after, reversed
+    left, back = left[keep], back[keep]
+    has_right = back >= 0
+    right = total - 1 - back
+    a = np.where(left >= 0, left + 1, begin[keep])
+    e = np.where(has_right, right, end[keep]) - 1
+    after = np.where(e + 1 < end[keep], series.onset[np.minimum(frame[e] + 1, len(series.onset) - 1)],
+                     series.offset[frame[e]])  # the next frame's onset, as the frames' times are read
+    lower = np.where(left >= 0, s[np.maximum(left, 0)], -np.inf)
+    dies = np.maximum(lower, np.where(has_right, s[np.minimum(right, total - 1)], -np.inf))
+    return (files[group[keep]], classes[group[keep]], series.onset[frame[a]], after, s[keep], dies,
+            (left >= 0) | has_right)
+
+
+def _nearest_lower(s: np.ndarray, begin: np.ndarray, strict: bool) -> np.ndarray:
+    """For each element, the nearest one before it in its series (which starts at ``begin``)
+    scoring lower (``strict``) or not higher; -1 for none. Pointer jumping: each element follows
+    the answers of those before it, so every round halves the way left."""
+    index = np.arange(len(s))
+    near = np.where(index > begin, index - 1, -1)
+    todo = np.flatnonzero(near >= 0)
+    while todo.size:
+        ahead = near[todo]
+        todo = todo[s[ahead] >= s[todo]] if strict else todo[s[ahead] > s[todo]]
+        near[todo] = near[near[todo]]
+        todo = todo[near[todo] >= 0]
+    return near
+
+
+def _lives(
+    klass: np.ndarray, born: np.ndarray, dies: np.ndarray, died: np.ndarray, column: int,
+) -> Points:
+    """Changes of one count (``column``) by runs: one more at the score each is born at, one
+    fewer at the score it dies at."""
+    sign = np.r_[np.ones(len(born), np.int64), -np.ones(int(died.sum()), np.int64)]
+    return np.r_[klass, klass[died]], np.full(len(sign), column), sign, np.r_[born, dies[died]]
+
+
+def _detected(
+    event: np.ndarray, cover: np.ndarray, born: np.ndarray, dies: np.ndarray, died: np.ndarray, events: Events,
+    need: np.ndarray, decimals: int,
+) -> Points:
+    """TP changes: a reference event counts at the thresholds where the relevant runs alive
+    cover at least ``gtc`` of it. ``event``, ``cover``: each (relevant run, event it overlaps)
+    pair and the overlap; the cover is summed from the highest score down (a run adds its
+    overlap where it is born, takes it away where it dies) and compared at every score where it
+    changes. ``need``: the cover each event needs (rounded), above 0."""
+    event, score = np.r_[event, event[died]], np.r_[born, dies[died]]
+    value = np.r_[cover, -cover[died]]
+    order = np.lexsort((-score, event))
+    event, score, value = event[order], score[order], value[order]
+    new = np.r_[True, event[1:] != event[:-1]][: len(event)]
+    total = np.cumsum(value)
+    covered = total - (total - value)[np.flatnonzero(new)][np.cumsum(new) - 1]
+    last = np.r_[(event[1:] != event[:-1]) | (score[1:] != score[:-1]), True][: len(event)]  # every change at a score
+    event, score, covered = event[last], score[last], covered[last]
+    new = np.r_[True, event[1:] != event[:-1]][: len(event)]
+    hit = (np.round(covered, decimals) >= need[event]).astype(np.float64)
+    change = (hit - np.where(new, 0.0, np.r_[0.0, hit[:-1]])).astype(np.int64)
+    keep = change != 0
+    return events.klass[event[keep]], np.zeros(int(keep.sum()), np.int64), change[keep], score[keep]
+
+
+def _always(
+    series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, need: np.ndarray, n_classes: int,
+) -> Points:
+    """TP changes of the block's events that need no cover (a GTC of 0): detected at every
+    threshold up to their series' highest score."""
+    cells = block[0] * n_classes + block[1]
+    free = np.flatnonzero((need <= 0) & np.isin(events.file * n_classes + events.klass, cells))
+    first, stop = series.bounds()
+    top = [series.scores[first[f] : stop[f], c].max() for f, c in zip(events.file[free], events.klass[free])]
+    return events.klass[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
+
+
+def _quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Points:
+    """The change points of the (file, class) cells marked ``quiet`` among these frames (of whole
+    files): cells whose detections all count as false positives (no reference event there, and
+    no cross-trigger counted). The number of detections rises by one where the threshold falls
+    below a local maximum and drops by one below a local minimum, so these come from the scores
+    alone, for all such cells at once."""
+    sample, scores = series.sample[frames], series.scores[frames]
+    is_first = np.r_[True, sample[1:] != sample[:-1]]
+    is_last = np.r_[sample[1:] != sample[:-1], True]
     before = np.where(is_first[:, None], -np.inf, np.roll(scores, 1, axis=0))
     after = np.where(is_last[:, None], -np.inf, np.roll(scores, -1, axis=0))
     delta = ((scores > before).astype(np.int64) - (after > scores)) * (scores > -np.inf)
-    frame, klass = np.nonzero((delta != 0) & quiet)
-    width = 2 + (n_classes if cross else 0)
-    change = np.zeros((len(frame), width))
-    change[:, 1] = delta[frame, klass]
-    return klass, scores[frame, klass], change.ravel()
+    frame, klass = np.nonzero((delta != 0) & quiet[sample])
+    return klass, np.ones(len(frame), np.int64), delta[frame, klass], scores[frame, klass]
 
 
 def psd_roc(rocs: list[tuple[np.ndarray, np.ndarray]], alpha_st: float, max_efpr: float) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,7 @@ This is what sed_scores_eval reads (``read_sed_scores``) and what the DCASE task
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,25 +26,65 @@ class ScoreFiles(BaseComponent):
     suffixes = ("/",)
 
     def load(self, path: Path, role: str) -> ItemSets:
-        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
-        others = [f.name for f in files if f.suffix.lower() != ".tsv"]
-        if others:
-            raise DataError(
-                f"{path}: {others[0]!r} is not a .tsv score file; a folder of score files holds one "
-                "'<audio>.tsv' per audio file and nothing else"
-            )
-        if not files:
-            raise DataError(f"{path}: no .tsv score files; expected one per audio file, with the header 'onset offset <classes>'")
-        ids = tuple(f.name[: -len(".tsv")] for f in files)
+        files = _listed(path)
         classes, counts, table = _read_together(files) or _read_each(files)
-        series = ScoreSeries(np.repeat(np.arange(len(files)), counts), table[:, 0], table[:, 1], table[:, 2:], len(files))
-        return ItemSets(series, classes, ids, str(path))
+        return _items(path, files, classes, counts, table)
+
+    def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[ItemSets]:
+        """The files from the ``start``-th (in name order, as :meth:`load` numbers them) as score
+        series of ``rows`` files (fewer at the end) with the first file's classes, each parsed
+        :data:`STREAM_FILES` files at a time and joined once: a streamed run holds one part's
+        scores, and the text of a few files."""
+        files = _listed(path)
+        classes = _read(files[0])[0] if start else None  # the class order of every part
+        for first in range(start, len(files), rows):
+            part = files[first : first + rows]
+            counts, tables = [], []
+            for at in range(0, len(part), STREAM_FILES):
+                batch = part[at : at + STREAM_FILES]
+                read = _read_together(batch)
+                if read is None or (classes is not None and read[0] != classes):
+                    read = _read_each(batch, classes, files[0])
+                classes = read[0]
+                counts.append(read[1])
+                tables.append(read[2])
+            assert classes is not None, "a part has at least one file"
+            yield _items(path, part, classes, np.concatenate(counts), np.concatenate(tables))
 
 
-def _read_each(files: list[Path]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """(classes, frames per file, all rows, columns in the first file's class order), file by
-    file, naming the file and line of a problem."""
-    classes: tuple[str, ...] | None = None
+#: Score files parsed together by :meth:`ScoreFiles.stream` (100 files of 1,000 frames of 10
+#: classes: 9 MB of text).
+STREAM_FILES = 100
+
+
+def _listed(path: Path) -> list[Path]:
+    """The score files of a folder, in name order: only .tsv files, at least one."""
+    files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+    others = [f.name for f in files if f.suffix.lower() != ".tsv"]
+    if others:
+        raise DataError(
+            f"{path}: {others[0]!r} is not a .tsv score file; a folder of score files holds one "
+            "'<audio>.tsv' per audio file and nothing else"
+        )
+    if not files:
+        raise DataError(f"{path}: no .tsv score files; expected one per audio file, with the header 'onset offset <classes>'")
+    return files
+
+
+def _items(path: Path, files: list[Path], classes: tuple[str, ...], counts: np.ndarray, table: np.ndarray) -> ItemSets:
+    """Score files read into one table (rows of onset, offset, then scores) as score series."""
+    ids = tuple(f.name[: -len(".tsv")] for f in files)
+    series = ScoreSeries(np.repeat(np.arange(len(files)), counts), table[:, 0], table[:, 1], table[:, 2:], len(files))
+    return ItemSets(series, classes, ids, str(path))
+
+
+def _read_each(
+    files: list[Path], classes: tuple[str, ...] | None = None, first: Path | None = None,
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """(classes, frames per file, all rows, columns in the class order of ``classes``, by default
+    the first file's; ``first``: the file they come from), file by file, naming the file and line
+    of a problem."""
+    first = first or files[0]
     tables = []
     for file in files:
         header, table = _read(file)
@@ -51,7 +92,7 @@ def _read_each(files: list[Path]) -> tuple[tuple[str, ...], np.ndarray, np.ndarr
             classes = header
         elif set(header) != set(classes):
             raise DataError(
-                f"{file}:1: classes {', '.join(header)} differ from {files[0].name}'s "
+                f"{file}:1: classes {', '.join(header)} differ from {first.name}'s "
                 f"({', '.join(classes)}); every score file scores the same classes"
             )
         column = {c: i for i, c in enumerate(header)}
@@ -83,9 +124,11 @@ def _read_together(files: list[Path]) -> tuple[tuple[str, ...], np.ndarray, np.n
         return None
     counts = np.fromiter((body.count(b"\n") for body in bodies), dtype=np.int64, count=len(bodies))
     columns = [f"c{i}" for i in range(len(names))]
+    text = pa.py_buffer(b"".join(bodies))
+    del bodies  # the text is held once while it is parsed
     try:
         table = pc.read_csv(
-            pa.py_buffer(b"".join(bodies)),
+            text,
             read_options=pc.ReadOptions(column_names=columns),
             parse_options=pc.ParseOptions(delimiter="\t", quote_char=False),
             convert_options=pc.ConvertOptions(column_types=dict.fromkeys(columns, pa.float64()), strings_can_be_null=False),
@@ -94,7 +137,11 @@ def _read_together(files: list[Path]) -> tuple[tuple[str, ...], np.ndarray, np.n
         return None
     if table.num_rows != counts.sum():
         return None
-    values = np.column_stack([table.column(i).to_numpy() for i in range(len(columns))])
+    del text
+    values = np.empty((table.num_rows, len(columns)))
+    for i in range(len(columns)):  # a column at a time: no second copy of the whole table
+        values[:, i] = table.column(i).to_numpy()
+    del table
     onset, offset = values[:, 0], values[:, 1]
     first = np.r_[0, np.cumsum(counts)[:-1]]
     follows = np.ones(len(values), dtype=bool)
