@@ -332,7 +332,7 @@ def test_a_streamed_run_reads_a_few_files_at_a_time_and_gives_the_in_memory_numb
     table = pd.read_csv(last, sep="\t")
     table[["onset", "offset", *CLASSES[::-1]]].to_csv(last, sep="\t", index=False)
     monkeypatch.setattr(evalkit_segments.score_files, "STREAM_FILES", 3)
-    monkeypatch.setattr(evalkit.streaming, "ITEM_ROWS", 5)
+    monkeypatch.setattr(evalkit.streaming, "FOLDER_ROWS", 5)
     config = {
         "name": "psds", "metrics": [{"name": "psds", **settings}],
         "data": {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores")}},
@@ -398,7 +398,7 @@ def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path
     assert f"would need about {budget.human(whole)} of memory" in message
     assert f"the data of {root / 'scores'} (its 12 files whole" in message
     assert message.endswith("lower the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
-    monkeypatch.setattr(evalkit.streaming, "ITEM_ROWS", 5)  # streamed: the 5 largest files at a time
+    monkeypatch.setattr(evalkit.streaming, "FOLDER_ROWS", 5)  # streamed: the 5 largest files at a time
     config.write_text(config.read_text().replace("data:\n", "data:\n  stream: true\n"))
     (need,) = plan(config, writes=False).needs
     assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
