@@ -311,8 +311,11 @@ def _replicate_states(
 
 
 def take(data: Any, rows: np.ndarray) -> Any:
-    """These rows of a membership array or of item sets."""
-    return data[rows] if isinstance(data, np.ndarray) else data.take(rows)
+    """These rows of a membership array or of item sets (with their ids, a sample drawn twice
+    listed twice: a metric may look a sample's file up by its id, as PSDS its duration)."""
+    if isinstance(data, np.ndarray):
+        return data[rows]
+    return replace(data.take(rows), ids=None if data.ids is None else tuple(data.ids[r] for r in rows))
 
 
 def joined_rows(parts: Sequence[Any]) -> Any:
@@ -324,7 +327,8 @@ def joined_rows(parts: Sequence[Any]) -> Any:
     samples = parts[0].samples
     for part in parts[1:]:
         samples = samples + part.samples  # score series and event columns stay columns
-    return replace(parts[0], samples=samples, ids=None)
+    ids = None if any(part.ids is None for part in parts) else tuple(i for part in parts for i in part.ids)
+    return replace(parts[0], samples=samples, ids=ids)
 
 
 def prepared(axes: Axes, classes: Sequence[str]) -> None:

@@ -61,18 +61,16 @@ def agreement(name: str) -> Config:
 
 def score_files(folder: Path) -> Config:
     """desed's score folders (files named by their audio file's stem) against its event list,
-    with samples only a system lists empty in the reference, and Poisson intervals; without
-    PSDS, whose durations are found by file name, which a bootstrap replicate does not carry
-    (:func:`psds_folders` runs it without intervals)."""
+    with samples only a system lists empty in the reference, and bootstrap intervals: PSDS in
+    both scenarios among them (a replicate finds each file's duration by its id)."""
     config = with_bootstrap("desed")
-    config["metrics"] = [m for m in config["metrics"] if not (isinstance(m, dict) and m["name"] == "psds")]
     config["data"]["missing"] = "empty"
     return config
 
 
 def psds_folders(folder: Path) -> Config:
-    """desed as it is bundled (PSDS in both scenarios beside the thresholded measures), with
-    samples only a system lists empty in the reference."""
+    """desed as it is bundled (PSDS in both scenarios beside the thresholded measures, no
+    intervals), with samples only a system lists empty in the reference."""
     config = bundled("desed")
     config["data"]["missing"] = "empty"
     return config
