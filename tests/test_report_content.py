@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from scipy import stats as scipy_stats
 
 import evalkit
@@ -209,12 +210,14 @@ def test_heatmaps_colour_every_value_and_write_it_in_panels_of_up_to_max_annotat
 
 def test_the_dot_plot_draws_every_interval_as_one_whisker_through_its_dot():
     """tnorms' dot plot: per panel (metric x averaging), a dot per system and T-norm at its
-    value, and one LineCollection whose segments span each interval at the dot's height, in
-    the system's colour (bootstrap intervals: the run's ci_low and ci_high, read back)."""
+    value, one LineCollection whose segments span each interval at the dot's height, in the
+    system's colour (bootstrap intervals: the run's ci_low and ci_high, read back), and one of
+    guide lines, a row per T-norm, named in the first column."""
     from matplotlib.collections import LineCollection
     from matplotlib.colors import to_hex
 
     results = config_run("tnorms")
+    tnorms = yaml.safe_load((ROOT / "configs" / "tnorms.yaml").read_text())["tnorm"]
     (plot,) = [p for p in plots.gallery(results).plots if p.kind == "dots"]
     rows = [r for r in results.rows if r.averaging is not None and r.class_ is None]
     metrics, averagings = [*dict.fromkeys(r.metric for r in rows)], [*dict.fromkeys(r.averaging for r in rows)]
@@ -222,8 +225,11 @@ def test_the_dot_plot_draws_every_interval_as_one_whisker_through_its_dot():
         panels = [ax for ax in plot.draw().axes if ax.get_visible()]
     assert len(panels) == len(metrics) * len(averagings)
     for ax, (metric, averaging) in zip(panels, [(m, a) for m in metrics for a in averagings]):
-        (whiskers,) = ax.collections
-        assert isinstance(whiskers, LineCollection)
+        whiskers, guides = ax.collections
+        assert isinstance(whiskers, LineCollection) and isinstance(guides, LineCollection)
+        assert [float(segment[0, 1]) for segment in guides.get_segments()] == list(range(len(tnorms)))
+        names = [tick.get_text() for tick in ax.get_yticklabels()]
+        assert names == (tnorms if ax in panels[::len(averagings)] else [])
         drawn = sorted((*map(float, segment.ravel()), to_hex(colour))
                        for segment, colour in zip(whiskers.get_segments(), whiskers.get_colors()))
         expected = []
@@ -232,7 +238,7 @@ def test_the_dot_plot_draws_every_interval_as_one_whisker_through_its_dot():
             assert list(dots.get_xdata()) == [r.value for r in shown]
             expected += [(min(r.ci_low, r.value), y, max(r.ci_high, r.value), y, to_hex(dots.get_color()))
                          for r, y in zip(shown, dots.get_ydata())]
-        assert drawn == sorted(expected) and len(drawn) == 12 * len(SYSTEMS)
+        assert drawn == sorted(expected) and len(drawn) == len(tnorms) * len(SYSTEMS)
 
 
 # --- folding, contents and the glossary --------------------------------------------------------

@@ -679,7 +679,9 @@ def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colour
     longest = max(len(n) for n in names)
     fig = _figure(ncols * 2.1 + min(longest, 30) * 0.065 + 1.3, nrows * (len(combos) * 0.2 + 0.7) + 0.5)
     unit = _unit(rows)
-    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True, sharex=unit).ravel().tolist()
+    # y not shared: only the first column has y ticks (the names); the others draw the rows'
+    # guide lines as one LineCollection, where 12 ticks each made the layout a third of the figure
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=unit).ravel().tolist()
     cells = {(r.metric, r.averaging, r.system, (r.representation, r.similarity, r.tnorm)): r for r in rows}
     y = np.arange(len(combos))
     offsets = (np.arange(len(systems)) - (len(systems) - 1) / 2) * min(0.2, 0.6 / len(systems))
@@ -699,11 +701,16 @@ def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colour
             ax.set_title(averaging, fontweight="bold")
         if i % ncols == 0:
             ax.set_ylabel(metric)
+            ax.set_yticks(y, names)
+        else:
+            ax.set_yticks([])
+        ax.hlines(y, 0, 1, transform=ax.get_yaxis_transform(), colors=RC["grid.color"],
+                  linewidth=RC["grid.linewidth"], zorder=0.5)  # the grid's look, below the dots
+        ax.grid(False, axis="y")
         ax.grid(True, axis="x")
+        ax.set_ylim(len(combos) - 0.5, -0.5)  # the first combination on top, as in the tables
         if unit:
             ax.set_xlim(-0.02, 1.02)
-    axes[0].set_yticks(y, names)
-    axes[0].yaxis.set_inverted(True)  # the first combination on top, as in the tables
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     handles = [Line2D([], [], linestyle="none", marker=MARKERS[k % len(MARKERS)], color=colours[s], label=s)
