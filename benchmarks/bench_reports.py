@@ -2,7 +2,7 @@
 
 Run as a script, not a test::
 
-    python benchmarks/bench_reports.py [--configs quickstart tnorms] [--repeat 3] [--no-pool] [--cli]
+    python benchmarks/bench_reports.py [--configs quickstart tnorms] [--repeat 3] [--no-pool] [--cli] [--figures]
 
 For each config (run from configs/, in this process, after a warm-up run that pays the imports
 and matplotlib's font cache), the best of ``repeat`` times of: scoring (``evalkit.run`` without
@@ -14,7 +14,10 @@ report's figures are drawn by one worker process per core, so other work on the 
 shows in the figures. ``--no-pool`` draws them all in this process, to measure what the
 workers save. ``--cli`` also times the command a user types, in a new process each time: what
 the in-process figures leave out (Python's start, imports, matplotlib's first figure, the
-printed tables, the exit).
+printed tables, the exit). ``--figures`` also gives the CPU time (``time.process_time``, best of
+``repeat``) of drawing each figure as a PNG in this process: what a figure worker spends on it,
+and what the load on a shared machine inflates least. With ``PYTHONPATH`` set to another source
+tree (and its ``plugins``) it measures that tree's figures.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 from timing import best_time
 
 from evalkit import api
+from evalkit.results import Results
 from evalkit_reports import plots
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -43,6 +47,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-pool", action="store_true", help="draw every figure in this process")
     parser.add_argument("--cli", action="store_true", help="also time `evalkit run` itself, in a new process")
+    parser.add_argument("--figures", action="store_true", help="also the CPU time of each figure, drawn here")
     args = parser.parse_args()
     if args.no_pool:
         plots.POOL_FIGURES = sys.maxsize
@@ -59,9 +64,27 @@ def main() -> None:
         formats = ", ".join(checked.report.writers)
         print(f"{name:<12} scoring {scoring:6.2f} s   reports ({formats}) {writing:6.2f} s   "
               f"whole run {scoring + writing:6.2f} s")
+        if args.figures:
+            _figure_times(results, args.repeat)
         if args.cli:
             print(f"{'':<12} `evalkit run {name}.yaml -q` in a new process (imports, tables, reports, exit): "
                   f"{_command_time(name, args.repeat):.2f} s")
+
+
+def _figure_times(results: Results, repeat: int) -> None:
+    """CPU seconds of each figure of ``results`` drawn as a PNG here, best of ``repeat`` after
+    one untimed drawing (matplotlib's import, fonts and caches)."""
+    total = 0.0
+    for plot in plots.gallery(results).plots:
+        plots.image(plot, "png")
+        times = []
+        for _ in range(repeat):
+            start = time.process_time()
+            plots.image(plot, "png")
+            times.append(time.process_time() - start)
+        total += min(times)
+        print(f"{'':<12} figure {plot.name:<32} CPU {min(times):6.3f} s")
+    print(f"{'':<12} figure {'(all)':<32} CPU {total:6.3f} s")
 
 
 def _command_time(name: str, repeat: int) -> float:

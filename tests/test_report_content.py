@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from scipy import stats as scipy_stats
 
 import evalkit
@@ -30,6 +31,13 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "configs" / "data" / "quickstart"
 SYSTEMS = ("dwsnet", "baseline", "tiny")
 _cache: dict[str, Results] = {}
+
+
+def config_run(name: str) -> Results:
+    """A bundled config's results, without report files (run once per session)."""
+    if name not in _cache:
+        _cache[name] = evalkit.run(ROOT / "configs" / f"{name}.yaml", write_reports=False)
+    return _cache[name]
 
 
 def markdown(results: Results) -> str:
@@ -173,10 +181,70 @@ def test_a_per_class_run_gets_a_per_class_figure_per_component_combination():
     assert len(re.findall(r"<img\b", section(page, "figures"))) == 3
 
 
+# --- what the heatmaps and the dot plot show -------------------------------------------------
+
+@pytest.mark.parametrize("name", ["quickstart", "tnorms"])
+def test_heatmaps_colour_every_value_and_write_it_in_panels_of_up_to_max_annotated_cells(name: str):
+    """quickstart's 3 T-norms x 2 averagings are written in their cells; tnorms' 12 x 4 (144
+    texts a figure, a third of its cost) are coloured only, and caption and alt text say so."""
+    results = config_run(name)
+    heatmaps = [p for p in plots.gallery(results).plots if p.kind == "heatmap"]
+    assert [p.title for p in heatmaps] == [f"{s} — fuzzy" for s in SYSTEMS]
+    for plot, system in zip(heatmaps, SYSTEMS):
+        rows = [r for r in results.rows if r.system == system and r.representation == "fuzzy" and r.class_ is None]
+        metrics, tnorms, averagings = ([*dict.fromkeys(getattr(r, part) for r in rows)]
+                                       for part in ("metric", "tnorm", "averaging"))
+        written = len(tnorms) * len(averagings) <= plots.MAX_ANNOTATED
+        assert written == (name == "quickstart")
+        assert ("Values are not written in the cells" in plot.caption) is not written
+        assert ("each cell annotated with its value" in plot.alt) is written
+        value = {(r.metric, r.tnorm, r.averaging): r.value for r in rows}
+        with plots.style():
+            panels = [ax for ax in plot.draw().axes if ax.images]  # not the colour bar
+        assert [ax.get_title() for ax in panels] == metrics
+        for ax, metric in zip(panels, metrics):
+            grid = np.array([[value[metric, t, a] for a in averagings] for t in tnorms])
+            np.testing.assert_array_equal(ax.images[0].get_array().filled(np.nan), grid)  # the values, read back
+            assert [t.get_text() for t in ax.texts] == ([f"{v:.3f}" for v in grid.ravel()] if written else [])
+
+
+def test_the_dot_plot_draws_every_interval_as_one_whisker_through_its_dot():
+    """tnorms' dot plot: per panel (metric x averaging), a dot per system and T-norm at its
+    value, one LineCollection whose segments span each interval at the dot's height, in the
+    system's colour (bootstrap intervals: the run's ci_low and ci_high, read back), and one of
+    guide lines, a row per T-norm, named in the first column."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import to_hex
+
+    results = config_run("tnorms")
+    tnorms = yaml.safe_load((ROOT / "configs" / "tnorms.yaml").read_text())["tnorm"]
+    (plot,) = [p for p in plots.gallery(results).plots if p.kind == "dots"]
+    rows = [r for r in results.rows if r.averaging is not None and r.class_ is None]
+    metrics, averagings = [*dict.fromkeys(r.metric for r in rows)], [*dict.fromkeys(r.averaging for r in rows)]
+    with plots.style():
+        panels = [ax for ax in plot.draw().axes if ax.get_visible()]
+    assert len(panels) == len(metrics) * len(averagings)
+    for ax, (metric, averaging) in zip(panels, [(m, a) for m in metrics for a in averagings]):
+        whiskers, guides = ax.collections
+        assert isinstance(whiskers, LineCollection) and isinstance(guides, LineCollection)
+        assert [float(segment[0, 1]) for segment in guides.get_segments()] == list(range(len(tnorms)))
+        names = [tick.get_text() for tick in ax.get_yticklabels()]
+        assert names == (tnorms if ax in panels[::len(averagings)] else [])
+        drawn = sorted((*map(float, segment.ravel()), to_hex(colour))
+                       for segment, colour in zip(whiskers.get_segments(), whiskers.get_colors()))
+        expected = []
+        for system, dots in zip(SYSTEMS, ax.lines):
+            shown = [r for r in rows if (r.system, r.metric, r.averaging) == (system, metric, averaging)]
+            assert list(dots.get_xdata()) == [r.value for r in shown]
+            expected += [(min(r.ci_low, r.value), y, max(r.ci_high, r.value), y, to_hex(dots.get_color()))
+                         for r, y in zip(shown, dots.get_ydata())]
+        assert drawn == sorted(expected) and len(drawn) == len(tnorms) * len(SYSTEMS)
+
+
 # --- folding, contents and the glossary --------------------------------------------------------
 
 def test_sections_and_long_tables_fold_under_their_headings_and_the_contents_link_them():
-    page = render_html(evalkit.run(ROOT / "configs" / "tnorms.yaml", write_reports=False))
+    page = render_html(config_run("tnorms"))
     sections = re.findall(r'<section id="([a-z]+)">\n<details( open)?>\n<summary><h2>', page)
     assert [sid for sid, _ in sections] == ["summary", "axes", "tables", "comparisons", "agreement", "figures",
                                             "provenance"]

@@ -74,6 +74,10 @@ MAX_PANELS = 16
 MAX_LINES = 10
 MAX_MEASURES = 30
 MAX_CLASSES = 40
+#: A heatmap panel of at most this many cells has each written in it: every text costs a
+#: freetype layout and render (144 of them were a third of tnorms' heatmaps); beyond it the
+#: colour bar and the report's tables carry the values, and the caption says so.
+MAX_ANNOTATED = 24
 MAX_WIDTH = 9.6  # inches: 960 px on the page
 #: From this many figures on, they are drawn in worker processes (:func:`images`).
 POOL_FIGURES = 2
@@ -491,6 +495,8 @@ def _heatmaps(rows: list[Row], notes: list[str]) -> list[Plot]:
         tnorms, averagings = _distinct(group, "tnorm"), _distinct(group, "averaging")
         where = _join([representation, similarity])
         title = f"{system} — {where}" if where else system
+        cells = len(tnorms) * len(averagings)
+        written = cells <= MAX_ANNOTATED
         plots.append(Plot(
             name=_slug("heatmap", system, representation, similarity),
             kind="heatmap",
@@ -498,17 +504,22 @@ def _heatmaps(rows: list[Row], notes: list[str]) -> list[Plot]:
             caption=(f"{_words(metrics)} of {system}"
                      + (f" ({where})" if where else "")
                      + " for each T-norm (rows) and averaging (columns). Lighter is higher; "
-                     "grey cells are undefined (0/0)."),
+                     "grey cells are undefined (0/0)."
+                     + ("" if written else f" Values are not written in the cells ({cells} a panel): the "
+                        "colour bar gives the scale, the tables every value.")),
             alt=(f"Heatmaps of {_words(metrics)} for system {system}"
                  + (f", {where}" if where else "")
                  + f": rows are the T-norms {_words(tnorms)}, columns the averagings "
-                 f"{_words(averagings)}, each cell annotated with its value."),
-            draw=partial(_draw_heatmap, title, group),
+                 f"{_words(averagings)}, "
+                 + ("each cell annotated with its value." if written else
+                    "cells coloured by value without numbers (the report's tables hold them).")),
+            draw=partial(_draw_heatmap, title, group, written),
         ))
     return plots
 
 
-def _draw_heatmap(title: str, rows: list[Row]) -> Figure:
+def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
+    """``written``: each cell's value is written in it (see MAX_ANNOTATED)."""
     from matplotlib.colors import Normalize
 
     heat = _colours(HEAT)
@@ -528,15 +539,14 @@ def _draw_heatmap(title: str, rows: list[Row]) -> Figure:
     image = None
     for i, (ax, metric) in enumerate(zip(axes, metrics)):
         grid = np.array([[cells.get((metric, t, a), np.nan) for a in averagings] for t in tnorms], float)
-        present = np.array([[(metric, t, a) in cells for a in averagings] for t in tnorms])
         finite = grid[np.isfinite(grid)]
         panel_norm = norm or Normalize(*(finite.min(), finite.max()) if finite.size else (0, 1))
         image = ax.imshow(np.ma.masked_invalid(grid), cmap=heat, norm=panel_norm, aspect="auto")
-        for (y, x), value in np.ndenumerate(grid):
-            if not present[y, x]:
-                continue
-            colour = "black" if math.isnan(value) else _text_colour(heat(panel_norm(value)))
-            ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8, in_layout=False)
+        if written:
+            for (y, x), value in np.ndenumerate(grid):
+                if (metric, tnorms[y], averagings[x]) in cells:
+                    colour = "black" if math.isnan(value) else _text_colour(heat(panel_norm(value)))
+                    ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8, in_layout=False)
         ax.set_xticks(range(len(averagings)), [label(a) for a in averagings])
         ax.set_yticks(range(len(tnorms)), [label(t) for t in tnorms])
         ax.tick_params(length=0)
@@ -669,27 +679,39 @@ def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colour
     longest = max(len(n) for n in names)
     fig = _figure(ncols * 2.1 + min(longest, 30) * 0.065 + 1.3, nrows * (len(combos) * 0.2 + 0.7) + 0.5)
     unit = _unit(rows)
-    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True, sharex=unit).ravel().tolist()
+    # y not shared: only the first column has y ticks (the names); the others draw the rows'
+    # guide lines as one LineCollection, where a tick per row on every panel (lines, label, grid
+    # line, each measured by the layout) cost 0.1 s of tnorms' 0.7
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=unit).ravel().tolist()
     cells = {(r.metric, r.averaging, r.system, (r.representation, r.similarity, r.tnorm)): r for r in rows}
     y = np.arange(len(combos))
     offsets = (np.arange(len(systems)) - (len(systems) - 1) / 2) * min(0.2, 0.6 / len(systems))
     for i, (ax, (metric, averaging)) in enumerate(zip(axes, panels)):
+        whiskers = []  # (y, from, to, colour): every system's in one LineCollection (an errorbar each was 30%)
         for k, system in enumerate(systems):
             found = [cells.get((metric, averaging, system, key)) for key in combos]
             shown = [(yi + offsets[k], r) for yi, r in zip(y, found) if r is not None]
-            _errorbars(ax, [yi for yi, _ in shown], [r for _, r in shown], horizontal=True, colour=colours[system],
-                       capsize=0)
+            whiskers += [(yi, min(r.ci_low, r.value), max(r.ci_high, r.value), colours[system])
+                         for yi, r in shown if r.ci_low is not None and r.ci_high is not None]
             ax.plot([r.value for _, r in shown], [yi for yi, _ in shown], linestyle="none", marker=MARKERS[k % len(MARKERS)],
                     color=colours[system], markersize=4, label=system)
+        if whiskers:
+            ys, lows, highs, whisker_colours = zip(*whiskers)
+            ax.hlines(ys, lows, highs, colors=whisker_colours, linewidth=0.9, zorder=3)
         if i < ncols:
             ax.set_title(averaging, fontweight="bold")
         if i % ncols == 0:
             ax.set_ylabel(metric)
+            ax.set_yticks(y, names)
+        else:
+            ax.set_yticks([])
+        ax.hlines(y, 0, 1, transform=ax.get_yaxis_transform(), colors=RC["grid.color"],
+                  linewidth=RC["grid.linewidth"], zorder=0.5)  # the grid's look, below the dots
+        ax.grid(False, axis="y")
         ax.grid(True, axis="x")
+        ax.set_ylim(len(combos) - 0.5, -0.5)  # the first combination on top, as in the tables
         if unit:
             ax.set_xlim(-0.02, 1.02)
-    axes[0].set_yticks(y, names)
-    axes[0].yaxis.set_inverted(True)  # the first combination on top, as in the tables
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     handles = [Line2D([], [], linestyle="none", marker=MARKERS[k % len(MARKERS)], color=colours[s], label=s)
