@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -114,10 +115,10 @@ def rank_agreement(rows: Sequence[Row], lower_is_better: set[str]) -> list[Agree
     complete = {m: v for m, v in by_measure.items() if len(v) == len(systems)}
     orders = {m: _order(np.array([v[s] for s in systems])) for m, v in complete.items()}
     tau_of = functools.lru_cache(maxsize=None)(_tau_of_orders)
+    measures = list(complete)
     return [
-        Agreement(ma, mb, *tau_of(orders[ma], orders[mb]), len(systems))
-        for ma, mb in itertools.combinations(complete, 2)
-        if comparable(ma, mb)
+        Agreement(measures[a], measures[b], *tau_of(orders[measures[a]], orders[measures[b]]), len(systems))
+        for a, b in _comparable_pairs(measures)
     ]
 
 
@@ -143,6 +144,22 @@ def _tau_of_orders(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[float, float
 
 #: The parts in which two measures may differ to be compared by rank agreement.
 _COMPARED = ("representation", "similarity", "tnorm", "averaging", "metric", "class_", "level", "sweep", "sweep_value")
+
+
+def _comparable_pairs(measures: Sequence[Measure]) -> list[tuple[int, int]]:
+    """The (i, j), i < j, of the :func:`comparable` measures, in the order of all pairs: those
+    differing in part k alone share everything else, so they meet in a bucket keyed by the
+    other parts (linear in the measures, where testing all pairs is quadratic)."""
+    keys = [tuple(getattr(m, part) for part in _COMPARED) for m in measures]
+    data = [i for i, m in enumerate(measures) if m.kind == "data"]
+    pairs = {(min(i, d), max(i, d)) for d in data for i in range(len(measures)) if i != d}
+    for k in range(len(_COMPARED)):
+        buckets: dict[tuple[Any, ...], list[int]] = {}
+        for i, key in enumerate(keys):
+            buckets.setdefault(key[:k] + key[k + 1 :], []).append(i)
+        for members in buckets.values():
+            pairs.update((a, b) for a, b in itertools.combinations(members, 2) if keys[a][k] != keys[b][k])
+    return sorted(pairs)
 
 
 def comparable(a: Measure, b: Measure) -> bool:

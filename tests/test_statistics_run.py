@@ -534,3 +534,19 @@ def test_agreement_computed_once_per_pair_of_orders_equals_each_pair_computed_al
         assert (a, b) == (ea, eb)
         # τ and p are functions of the pair counts of the same ranks: the same operations
         assert (tau, p) == (etau, ep) or (np.isnan(tau) and np.isnan(etau) and np.isnan(p) and np.isnan(ep))
+
+
+def test_the_comparable_pairs_found_by_buckets_are_those_of_all_pairs_in_their_order():
+    """rank_agreement finds the pairs of measures that differ in one respect (or include a data
+    metric) by bucketing, not by testing all pairs: the same pairs, in the same order."""
+    from evalkit.measures import Measure
+    from evalkit.uncertainty import _comparable_pairs, comparable
+
+    measures = [Measure("set", metric, rep, None, tnorm, averaging)
+                for metric in ("precision", "f1") for rep in ("fuzzy", "crisp") for tnorm in ("minimum", "product", None)
+                for averaging in ("micro", "macro")]
+    measures += [Measure("data", "kld"), Measure("data", "map")]
+    order = np.random.default_rng(3).permutation(len(measures))
+    measures = [measures[i] for i in order]
+    brute = [(a, b) for a, b in itertools.combinations(range(len(measures)), 2) if comparable(measures[a], measures[b])]
+    assert _comparable_pairs(measures) == brute and len(brute) > 50
