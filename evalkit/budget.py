@@ -171,6 +171,11 @@ def statistics_needs(
 FOLDER_BYTES = 5
 
 
+#: Samples per chunk of a streamed run when a source is a folder of files, one a sample (score
+#: files: a file's frames x classes, 1,000 x 10 at a 10 ms hop), so a chunk holds tens of MB.
+FOLDER_ROWS = 256
+
+
 def folder_need(path: Path, where: tuple[str, ...], chunk: int | None) -> Need:
     """The memory of a folder of data files (one per sample: score files) read whole, or
     ``chunk`` files at a time (a streamed run's chunk, a Dask run's block), from the sizes the

@@ -384,11 +384,9 @@ def _folders(plan: Plan) -> list[Source]:
 def _folder_needs(plan: Plan) -> list[budget.Need]:
     """The memory of the data folders: read whole in memory (every system's at once), or a
     chunk (a block) of files at a time by a streamed (a Dask) run."""
-    from evalkit.streaming import FOLDER_ROWS  # streaming plans on this module
-
     engine = plan.job.settings.engine
     dask = engine.name == "dask"
-    chunk = engine.partition_rows if dask else FOLDER_ROWS if plan.config.data.stream else None
+    chunk = engine.partition_rows if dask else budget.FOLDER_ROWS if plan.config.data.stream else None
     needs = []
     for source in _folders(plan):
         if dask:

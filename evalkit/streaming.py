@@ -36,19 +36,16 @@ from evalkit.sources import load_source, with_classes
 #: so fewer samples make a chunk (1,000,000 event files peak at 246 MiB in chunks of 4,096,
 #: 345 MiB in chunks of 16,384, no faster: benchmarks/bench_stream_events.py).
 ITEM_ROWS = 4_096
-#: Samples per chunk when a source is a folder of files, one a sample (score files: a file's
-#: frames x classes, 1,000 x 10 at a 10 ms hop), so a chunk holds a few tens of MB, not GBs.
-FOLDER_ROWS = 256
 
 
 def chunk_rows(work: Work) -> int:
     """Rows (samples) per chunk of a streamed run of this data: for matrices, about
     :data:`~evalkit.table.CHUNK_BYTES` of float64 a chunk (:func:`evalkit.table.chunk_rows`) at
     the classes named, or those of the reference's header (its loader's ``header_classes``, else
-    :func:`evalkit.budget.classes_of`); for item lists, :data:`ITEM_ROWS`, or :data:`FOLDER_ROWS`
-    when a source is a folder of files."""
+    :func:`evalkit.budget.classes_of`); for item lists, :data:`ITEM_ROWS`, or
+    :data:`evalkit.budget.FOLDER_ROWS` when a source is a folder of files."""
     if any(source.full is not None and source.full.is_dir() for source in work.sources()):
-        return FOLDER_ROWS
+        return budget.FOLDER_ROWS
     if work.kind != "matrix":
         return ITEM_ROWS
     reference = work.reference

@@ -324,7 +324,7 @@ def test_a_streamed_run_reads_a_few_files_at_a_time_and_gives_the_in_memory_numb
     """Streamed (``data: {stream: true}``), the folder is parsed 3 files at a time and reduced 5
     files at a time, one file's classes in another column order: PSDS, per class, and the
     PSD-ROC equal the in-memory run's."""
-    import evalkit.streaming
+    import evalkit.budget
     import evalkit_segments.score_files
 
     root = make(tmp_path, 7, files=17)
@@ -332,7 +332,7 @@ def test_a_streamed_run_reads_a_few_files_at_a_time_and_gives_the_in_memory_numb
     table = pd.read_csv(last, sep="\t")
     table[["onset", "offset", *CLASSES[::-1]]].to_csv(last, sep="\t", index=False)
     monkeypatch.setattr(evalkit_segments.score_files, "STREAM_FILES", 3)
-    monkeypatch.setattr(evalkit.streaming, "FOLDER_ROWS", 5)
+    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)
     config = {
         "name": "psds", "metrics": [{"name": "psds", **settings}],
         "data": {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores")}},
@@ -373,7 +373,7 @@ def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path
     """The plan counts the score folders' bytes (from the folder listing, no file read): a run
     that would not fit in memory is refused before any data is read, at the system's key, with
     what to lower; streamed, only a chunk of files is held, so the same folder fits."""
-    import evalkit.streaming
+    import evalkit.budget
     from evalkit import budget
     from evalkit.api import plan
 
@@ -398,7 +398,7 @@ def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path
     assert f"would need about {budget.human(whole)} of memory" in message
     assert f"the data of {root / 'scores'} (its 12 files whole" in message
     assert message.endswith("lower the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
-    monkeypatch.setattr(evalkit.streaming, "FOLDER_ROWS", 5)  # streamed: the 5 largest files at a time
+    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)  # streamed: the 5 largest files at a time
     config.write_text(config.read_text().replace("data:\n", "data:\n  stream: true\n"))
     (need,) = plan(config, writes=False).needs
     assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
