@@ -34,7 +34,6 @@ its memory grows with the distinct scores, not with the files.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -43,6 +42,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalkit.plugin import BaseComponent, ConfigPath, Curve, DataError, ItemSets, PerClass, ScoreSeries
+from evalkit_segments.durations import Durations
 from evalkit_segments.intervals import cell_intervals
 
 SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
@@ -185,7 +185,7 @@ class PSDS(BaseComponent[PSDSParams]):
 
     def __init__(self, params: PSDSParams) -> None:
         super().__init__(params)
-        self.durations = read_durations(params.durations) if params.durations is not None else None
+        self.durations = Durations(params.durations, "psds") if params.durations is not None else None
 
     def prepare(self, classes: Any) -> None:
         self.classes = tuple(classes)
@@ -236,15 +236,7 @@ class PSDS(BaseComponent[PSDSParams]):
                     "give the metric `durations:` (a table of filename and duration)"
                 )
             return ends
-        known, source = self.durations
-        found = []
-        for row in range(len(reference)):
-            name = reference.sample_name(row)
-            duration = known.get(name, known.get(name.rsplit(".", 1)[0]))
-            if duration is None:
-                raise DataError(f"psds: {name!r} has no duration in {source}; every evaluated file needs one")
-            found.append(duration)
-        return np.asarray(found)
+        return self.durations.of([reference.sample_name(row) for row in range(len(reference))])
 
     def _changes(
         self, series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, n_classes: int,
@@ -515,37 +507,3 @@ def staircase_area(y: np.ndarray, x: np.ndarray, max_x: float) -> float:
     inside = int(np.searchsorted(x, max_x, side="right"))
     x = np.r_[x[:inside], max_x]
     return float(np.sum(y[:inside] * np.diff(x)) / max_x)
-
-
-def read_durations(path: Any) -> tuple[dict[str, float], str]:
-    """``{filename: seconds}`` from a table with columns filename and duration."""
-    import pandas as pd  # type: ignore[import-untyped]
-
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            header = handle.readline()
-    except OSError as exc:
-        raise DataError(f"psds durations: cannot read {path} ({exc.strerror or exc})") from None
-    try:
-        with warnings.catch_warnings():  # a row of more fields than the header: an error, not a dropped field
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            table = pd.read_csv(path, sep="\t" if "\t" in header else ",", dtype=str, keep_default_na=False,
-                                index_col=False, encoding="utf-8-sig")
-    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
-        raise DataError(f"psds durations: {path} is not a table of filename and duration ({exc})") from None
-    table.columns = [str(c).strip().lower() for c in table.columns]
-    if not {"filename", "duration"} <= set(table.columns):
-        raise DataError(f"{path}:1: columns {', '.join(table.columns)}; a durations table has the columns filename and duration")
-    seconds = pd.to_numeric(table["duration"], errors="coerce").to_numpy(np.float64)
-    bad = np.flatnonzero(~np.isfinite(seconds) | (seconds <= 0))
-    if bad.size:
-        k = bad[0]
-        raise DataError(
-            f"{path}:{k + 2}: duration {table['duration'].iloc[k].strip()!r} of {table['filename'].iloc[k].strip()!r} "
-            "is not a positive number of seconds"
-        )
-    names = table["filename"].str.strip()
-    twice = names[names.duplicated()]
-    if len(twice):
-        raise DataError(f"{path}:{twice.index[0] + 2}: {twice.iloc[0]!r} is listed twice")
-    return dict(zip(names, seconds.tolist())), str(path)
