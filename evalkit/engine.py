@@ -108,7 +108,7 @@ class Counts(Protocol):
 
 class Complement:
     """0/1 counts' complement (where a permutation keeps each system's own output): a reduction
-    reads it from the counts it complements, drawing nothing more."""
+    takes its block from the counts it complements, drawing nothing more."""
 
     def __init__(self, of: Counts) -> None:
         self.of, self.n_replicates = of, of.n_replicates
@@ -169,10 +169,10 @@ def _reduced(
         ref, chunk_weights = reference[part], _rows(weights, part)
         made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
         for draw in draws if combinations else ():
-            for _, counts in draw.parts:
-                drawn = _drawn(counts)
-                if id(drawn) not in made:
-                    made[id(drawn)] = drawn.block(part)
+            for _, counts in sorted(draw.parts, key=lambda p: isinstance(p[1], Complement)):  # a complement after its counts
+                if id(counts) not in made:
+                    made[id(counts)] = ~made[id(counts.of)].astype(bool) if isinstance(counts, Complement) and \
+                        id(counts.of) in made else counts.block(part)
         for key, (rep, tnorm, similarity) in enumerate(combinations):
             who = rep.who + (f" with {tnorm.who}" if tnorm else "")
             tables = []
@@ -202,54 +202,37 @@ def _replicate_batches(
 ) -> list[Summary]:
     """Every draw's replicate summaries of a chunk's tables, with one product per set of counts.
 
-    A draw's sums are linear in the tables' terms: each part adds ``counts @ terms``, and a
-    complement's part adds the terms' totals less that product. So a draw is its totals plus,
-    for each set of counts drawn, the product of the counts with a mixture of terms (a
-    bootstrap: one system's; a permutation's two sides: the pair's difference, one sign or the
-    other). The distinct mixtures (up to sign) of all draws are stacked and multiplied with
-    their counts once: the systems' bootstraps, and an interval and a test of the same counts,
-    share one product; a permutation takes one, not four."""
-    mixtures: dict[int, list[Mixture]] = {}  # id(counts drawn) -> the mixtures of terms it multiplies
-    planned = []
+    A draw's sums are linear in the tables' terms: each part adds ``counts @ terms``. Each set
+    of counts is multiplied once with the terms of every table it reweights, stacked, each
+    distinct column once: the systems' bootstraps, and an interval and a test of the same
+    counts, share one product; a permutation's swaps and their complement take one each for
+    both systems of the pair. (A complement is multiplied, not taken as the totals less the
+    swaps' product: that difference leaves rounding where a sum is exactly 0, and 0 decides
+    ``zero_division``.)"""
+    readers: dict[int, list[int]] = {}  # id(counts) -> the tables it reweights
     for draw in draws:
-        complemented = [index for index, counts in draw.parts if isinstance(counts, Complement)]
-        by_counts: dict[int, dict[int, float]] = {}
         for index, counts in draw.parts:
-            coefficients = by_counts.setdefault(id(_drawn(counts)), {})
-            coefficients[index] = coefficients.get(index, 0.0) + (-1.0 if isinstance(counts, Complement) else 1.0)
-        products = []
-        for drawn, coefficients in by_counts.items():
-            mixture, sign = _canonical(coefficients)
-            if mixture:
-                if mixture not in mixtures.setdefault(drawn, []):
-                    mixtures[drawn].append(mixture)
-                products.append((drawn, mixture, sign))
-        planned.append((complemented, products))
-    used = {index for draw in draws for index, _ in draw.parts}
-    terms = {index: Summary.terms(tables[index], axes.sample_metrics, axes.zero_division, weights) for index in used}
+            if index not in readers.setdefault(id(counts), []):
+                readers[id(counts)].append(index)
+    terms = {index: Summary.terms(tables[index], axes.sample_metrics, axes.zero_division, weights)
+             for indices in readers.values() for index in indices}
     width = next(iter(terms.values())).shape[1]
-    product_of: dict[tuple[int, Mixture], np.ndarray] = {}
-    for drawn, distinct in mixtures.items():
+    product_of: dict[tuple[int, int], np.ndarray] = {}
+    for drawn, indices in readers.items():
         block = made[drawn]
-        stacked = np.hstack([terms[mixture[0][0]] if len(mixture) == 1 else sum(c * terms[i] for i, c in mixture)
-                             for mixture in distinct])
-        distinct_columns, place_of = _distinct_columns(stacked)
+        distinct_columns, place_of = _distinct_columns(np.hstack([terms[i] for i in indices]))
         product = np.zeros((len(block), distinct_columns.shape[1]))
         rows = chunk_rows(len(block))  # the float64 counts of a part, (replicates, rows), stay in cache
-        for start in range(0, len(stacked), rows):
+        for start in range(0, len(distinct_columns), rows):
             part = slice(start, start + rows)
             product += block[:, part].astype(np.float64) @ distinct_columns[part]
         product = product[:, place_of]
-        for place, mixture in enumerate(distinct):
-            product_of[drawn, mixture] = product[:, place * width : (place + 1) * width]
+        for place, index in enumerate(indices):
+            product_of[drawn, index] = product[:, place * width : (place + 1) * width]
     classes = tables[0].ref.shape[1]
     batches = []
-    for draw, (complemented, products) in zip(draws, planned):
-        total = np.zeros((draw.n_replicates, width))
-        for index in complemented:
-            total += terms[index].sum(axis=0)
-        for drawn, mixture, sign in products:
-            total += sign * product_of[drawn, mixture]
+    for draw in draws:
+        total = sum((product_of[id(counts), index] for index, counts in draw.parts), np.zeros((draw.n_replicates, width)))
         batches.append(Summary.of_terms(total, classes, axes.sample_metrics, who))
     return batches
 
@@ -272,25 +255,6 @@ def _distinct_columns(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             kept.append(column)
         place_of[column] = same
     return stacked[:, kept], place_of
-
-
-#: A linear combination of tables' terms: (table index, coefficient) pairs, the first coefficient 1.
-Mixture = tuple[tuple[int, float], ...]
-
-
-def _canonical(coefficients: dict[int, float]) -> tuple[Mixture, float]:
-    """Coefficients as a mixture whose first coefficient is 1, and the factor that gives them
-    back: a mixture and its negative are one product."""
-    kept = sorted((index, c) for index, c in coefficients.items() if c)
-    if not kept:
-        return (), 0.0
-    scale = kept[0][1]
-    return tuple((index, c / scale) for index, c in kept), scale
-
-
-def _drawn(counts: Counts) -> Counts:
-    """The counts a reduction draws for ``counts``: those it complements, or itself."""
-    return counts.of if isinstance(counts, Complement) else counts
 
 
 def _replicate_states(

@@ -147,3 +147,33 @@ def test_weights_adding_up_past_what_sums_hold_are_refused_on_all_the_data(files
     with pytest.raises(DataError, match=r"w\.csv: the weights add up to 1\.2e\+289, more than evalkit's sums can hold "
                                         r"\(9\.75e\+288\); scale them down \(only their ratios matter\)"):
         evalkit.run(config)
+
+
+def test_a_permutation_side_that_swaps_away_all_mass_sums_to_exactly_zero():
+    """A permutation's kept side is multiplied by its own 0/1 counts, not taken as the totals
+    less the swaps' product: with every sample swapped, a side that holds no mass sums to
+    exactly 0 (so a precision there is zero_division), whatever fractional masses the other
+    system had (totals less a product left rounding, 1e-15, and a precision of 0.5)."""
+    from types import SimpleNamespace
+
+    from evalkit.engine import Complement, Draw, _replicate_batches
+    from evalkit.table import CardinalityTable
+
+    class Swaps:  # every sample swapped, in one replicate
+        def __init__(self, n):
+            self.mask, self.n_replicates = np.ones((1, n), bool), 1
+
+        def block(self, part):
+            return self.mask[:, part]
+
+    axes = SimpleNamespace(sample_metrics=[], zero_division=0.0)
+    rng = np.random.default_rng(0)
+    for n in range(3, 60):
+        mass = rng.random((n, 1))
+        with_mass = CardinalityTable(np.ones((n, 1)), mass, mass * 0.5)
+        without = CardinalityTable(np.ones((n, 1)), np.zeros((n, 1)), np.zeros((n, 1)))
+        swaps = Swaps(n)
+        kept = Complement(swaps)
+        made = {id(swaps): swaps.mask, id(kept): ~swaps.mask}
+        (batch,) = _replicate_batches([Draw(((0, kept), (1, swaps)))], made, [with_mass, without], axes, None, "t")
+        assert batch.pred[0, 0] == 0.0 and batch.inter[0, 0] == 0.0, n

@@ -550,3 +550,4 @@ def test_the_comparable_pairs_found_by_buckets_are_those_of_all_pairs_in_their_o
     measures = [measures[i] for i in order]
     brute = [(a, b) for a, b in itertools.combinations(range(len(measures)), 2) if comparable(measures[a], measures[b])]
     assert _comparable_pairs(measures) == brute and len(brute) > 50
+
