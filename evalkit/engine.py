@@ -169,10 +169,8 @@ def _reduced(
         ref, chunk_weights = reference[part], _rows(weights, part)
         made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
         for draw in draws if combinations else ():
-            for _, counts in sorted(draw.parts, key=lambda p: isinstance(p[1], Complement)):  # a complement after its counts
-                if id(counts) not in made:
-                    made[id(counts)] = ~made[id(counts.of)].astype(bool) if isinstance(counts, Complement) and \
-                        id(counts.of) in made else counts.block(part)
+            for _, counts in draw.parts:
+                _block_of(counts, part, made)
         for key, (rep, tnorm, similarity) in enumerate(combinations):
             who = rep.who + (f" with {tnorm.who}" if tnorm else "")
             tables = []
@@ -194,6 +192,14 @@ def _reduced(
         for draw, into in zip(draws, replicates):
             into.data = [_replicate_states(axes, reference, predictions, weights, draw, b) for b in range(draw.n_replicates)]
     return sums, replicates
+
+
+def _block_of(counts: Counts, part: slice, made: dict[int, np.ndarray]) -> np.ndarray:
+    """The counts' block of the chunk, made once; a complement's from the block it complements."""
+    if id(counts) not in made:
+        made[id(counts)] = ~_block_of(counts.of, part, made).astype(bool) if isinstance(counts, Complement) \
+            else counts.block(part)
+    return made[id(counts)]
 
 
 def _replicate_batches(
