@@ -65,6 +65,7 @@ def evaluate(
     evaluator = Evaluator(
         representation=representation, tnorm=tnorm, similarity=similarity, averaging=averaging, metrics=metrics,
         classes=classes, zero_division=zero_division, clip=clip, missing=missing, registry=registry,
+        _caller="evaluate()",
     )
     evaluator.update(reference, prediction, sample_weight=sample_weight)
     if sample_weight is not None and evaluator.state().n_samples == 0:  # the weights' sum: none counts

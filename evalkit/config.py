@@ -324,8 +324,11 @@ def _describe(
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(loc[:-1])
             close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            text = f"unknown key {key!r}" + (f". Did you mean {close[0]!r}?" if close else "")
+            text = f"unknown key {key!r}" + (f". Did you mean {close[0]!r}?" if close else ".")
             text += f" Allowed here: {', '.join(allowed)}" if allowed else ""
+            if loc[-1] in ("loader", "path") and loc[:-1] == ("data",):
+                text += (f". `{loc[-1]}` belongs to one source, written as a mapping: "
+                         "`reference: {path: FILE, loader: NAME}`, and the same under `systems:`")
         elif err["type"] == "missing":
             text = f"missing required key {key!r}"
         else:

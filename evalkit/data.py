@@ -197,14 +197,30 @@ def match_classes(reference: LabelMatrix | ItemSets, prediction: Data, python: b
                 )
                 if part
             )
-            + (
-                ". Unnamed columns are never matched with named classes by position: name them with "
-                if named(prediction.classes) != named(reference.classes) else ". Select common classes with "
-            ) + setting(python, "classes=[...]", "classes:")
+            + _likely_fix(prediction, reference, missing_classes, extra, python)
         )
     if prediction.classes != reference.classes:
         prediction = prediction.select(reference.classes)
     return prediction
+
+
+def _likely_fix(
+    prediction: Data, reference: LabelMatrix | ItemSets, missing: list[str], extra: list[str], python: bool
+) -> str:
+    """The end of the class-mismatch message: a rename where names differ only in case (the
+    usual cause: ``Music`` and ``music``), else how to select common classes."""
+    by_case = {str(c).casefold(): c for c in extra}
+    twins = [(by_case[str(c).casefold()], c) for c in missing if str(c).casefold() in by_case]
+    if twins:
+        renames = ", ".join(f"{theirs!r} to {ours!r}" for theirs, ours in twins)
+        return (
+            f". {'They differ' if len(twins) > 1 else 'It differs'} only in case, and classes are matched "
+            f"exactly: rename {renames} in {prediction.source}"
+        )
+    if named(prediction.classes) != named(reference.classes):
+        return ". Unnamed columns are never matched with named classes by position: name them with " + setting(
+            python, "classes=[...]", "classes:")
+    return ". Select common classes with " + setting(python, "classes=[...]", "classes:")
 
 
 def ids_on_both_or_neither(reference: LabelMatrix | ItemSets, prediction: LabelMatrix | ItemSets) -> None:

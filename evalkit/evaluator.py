@@ -65,7 +65,9 @@ class Evaluator:
         clip: bool = False,
         missing: str = "error",
         registry: Registry | None = None,
+        _caller: str = "Evaluator()",
     ) -> None:
+        """``_caller`` is what errors name as the call: :func:`evalkit.evaluate` builds one."""
         self.registry = registry or default_registry()
         spec = {
             "representation": _listed(representation), "tnorm": _listed(tnorm), "similarity": _listed(similarity),
@@ -75,11 +77,11 @@ class Evaluator:
         config = load_config({
             "data": {"reference": [], "systems": {"prediction": []}, "classes": classes, "clip": clip, "missing": missing},
             **spec,
-        }, where="Evaluator()", keywords=True).config
+        }, where=_caller, keywords=True).config
         assert isinstance(config.zero_division, float), "RunConfig's validator makes 'nan' a float"
 
         def axis(kind: str, key: str) -> list[Any]:
-            return resolve(self.registry, kind, as_list(getattr(config, key)), lambda i: f"Evaluator(): {key}")
+            return resolve(self.registry, kind, as_list(getattr(config, key)), lambda i: f"{_caller}: {key}")
 
         self.axes = Axes(
             axis("representation", "representation"), axis("tnorm", "tnorm"), axis("similarity", "similarity"),

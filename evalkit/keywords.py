@@ -24,7 +24,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def suggest_keywords(func: F) -> F:
     """``func``, raising a TypeError that names the closest keyword for an unknown one."""
     signature = inspect.signature(func)
-    known = [name for name, p in signature.parameters.items() if p.kind is not p.VAR_POSITIONAL and name != "self"]
+    known = [name for name, p in signature.parameters.items()
+             if p.kind is not p.VAR_POSITIONAL and name != "self" and not name.startswith("_")]
     shown = func.__qualname__.replace(".__init__", "")
 
     @functools.wraps(func)

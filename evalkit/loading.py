@@ -184,6 +184,24 @@ _SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character 
             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
+def case_twin(path: Path) -> str:
+    """For a path that does not exist, the end of its message: the one existing path that names
+    it but for letter case (``Ref.csv`` written, ``ref.csv`` on disk), found one part at a time
+    from the root; "" when there is none. A file system that ignores case never gets here."""
+    here = Path(path.parts[0]) if path.is_absolute() else Path()
+    for part in path.parts[1 if path.is_absolute() else 0:]:
+        if not (here / part).exists():
+            try:
+                same = [child for child in here.iterdir() if child.name.casefold() == part.casefold()]
+            except OSError:
+                return ""
+            if len(same) != 1:
+                return ""
+            part = same[0].name
+        here = here / part
+    return f"; {here} differs only in letter case: name it as it is written on disk"
+
+
 def special_file(path: Path) -> str | None:
     """What ``path`` is when it exists but is neither a regular file nor a folder (a link
     followed): ``"a character device, a link to /dev/zero"``; else None. A FIFO, a device or a

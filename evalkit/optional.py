@@ -131,6 +131,12 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "suffix", "(path)",
         ),
         OptionalMember(
+            "diagnose", None, "why a file that no loader of its suffix recognised is not this loader's, "
+            "in the words `load` would use (\"its header names the columns ...; expected ...\"), or None when the "
+            "file looks nothing like this loader's: the error shows it and names this loader as the likely fix",
+            "(path)",
+        ),
+        OptionalMember(
             "header_classes", None, "the class names a file declares before its values (a CSV header, an .npz's "
             "`classes`), read without the values, so that a system whose classes differ from the reference's is "
             "refused before anything is read; None when only the values name them",

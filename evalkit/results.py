@@ -351,7 +351,7 @@ class Results:
         systems = list(dict.fromkeys(r.system for r in self.rows))
         metrics = list(dict.fromkeys(r.metric for r in self.rows))
         lines = [
-            f"Results {self.name!r}: {len(self.rows):,} rows",
+            f"Results{f' {self.name!r}' if self.name else ''}: {len(self.rows):,} rows",
             f"  systems ({len(systems)}): {listed(systems)}",
             f"  metrics ({len(metrics)}): {listed(metrics)}",
         ]

@@ -15,7 +15,7 @@ from evalkit.arrays import check_real, from_pandas, host_array, is_pandas
 from evalkit.data import LabelMatrix, listed, named, unnamed
 from evalkit.errors import DataError, shortened
 from evalkit.items import ItemSets
-from evalkit.loading import not_times_or_ids, special_file
+from evalkit.loading import case_twin, not_times_or_ids, special_file
 from evalkit.protocols import optional
 from evalkit.registry import Registry
 
@@ -116,7 +116,7 @@ def find_loader(
     path = Path(path)
     full = path if path.is_absolute() else base / path
     if not full.exists():
-        raise DataError(f"{where}: no such data file {str(path)!r} (looked for {full})")
+        raise DataError(f"{where}: no such data file {str(path)!r} (looked for {full}){case_twin(full)}")
     _check_regular(full, path, where)
     if name is not None:
         loader = registry.create("loader", name, where)
@@ -134,9 +134,13 @@ def find_loader(
         return candidates[0], full, next(n for n, loader in created.items() if loader is candidates[0])
     if by_suffix and not candidates:
         names = ", ".join(loader.name for loader in by_suffix)
+        found = f"{where}: none of the loaders of {full.suffix!r} files for {kind} data ({names}) recognises {full.name}"
+        for loader in by_suffix:
+            if (diagnose := optional(loader, "diagnose")) is not None and (why := diagnose(full)) is not None:
+                raise DataError(f"{found}; it looks like {loader.name!r} data, and that loader says: {why} (name "
+                                f"it to read the file with it: {{path: {path}, loader: {loader.name}}})")
         raise DataError(
-            f"{where}: none of the loaders of {full.suffix!r} files for {kind} data ({names}) recognises {full.name} "
-            f"(its header or columns); name the one it should be, and it will say what is missing: "
+            f"{found} (its header or columns); name the one it should be, and it will say what is missing: "
             f"{{path: {path}, loader: {by_suffix[0].name}}}"
         )
     if candidates:

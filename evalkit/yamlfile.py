@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from evalkit.errors import ConfigError, shortened
-from evalkit.loading import special_file
+from evalkit.loading import case_twin, special_file
 
 Path_ = tuple[Hashable, ...]
 
@@ -107,7 +107,7 @@ def load_yaml(path: Path) -> YamlDocument:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
+        raise ConfigError(f"{path}: no such config file{case_twin(path.absolute())}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config ({exc.strerror or exc})") from None
     try:
@@ -134,11 +134,38 @@ def parse_yaml(text: str, file: str = "<string>") -> YamlDocument:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
-        raise ConfigError(f"{where}: malformed YAML: {exc.problem or exc.context}") from None
+        problem = exc.problem or exc.context or "unreadable"
+        if mark is None:
+            raise ConfigError(f"{file}: malformed YAML: {problem}") from None
+        raise ConfigError(f"{_at(mark)}: malformed YAML: {problem}{_advice(problem, mark)}\n"
+                          f"{_pointed(text, mark)}") from None
     except yaml.YAMLError as exc:  # a ReaderError: a character YAML does not allow
         raise ConfigError(f"{file}: malformed YAML: {exc}") from None
     return YamlDocument(data, file, marks, text)
+
+
+#: PyYAML's words for a key written at a column its mapping does not use.
+_INDENTATION = ("mapping values are not allowed here", "expected <block end>", "could not find expected ':'",
+                "did not find expected key")
+
+
+def _advice(problem: str, mark: yaml.Mark) -> str:
+    """What such a message usually means, in the words of the person who wrote the file."""
+    if any(problem.startswith(words) for words in _INDENTATION):
+        return (f"; this is usually the indentation of line {mark.line + 1} (or the line above it): keys of one "
+                "mapping start in the same column, a value nested under a key two spaces further in")
+    return ""
+
+
+def _pointed(text: str, mark: yaml.Mark) -> str:
+    """The line of ``mark`` with a caret under its column, numbered as an editor shows it (at
+    the end of the last line when the mark is past it: an unclosed bracket)."""
+    lines = text.splitlines() or [""]
+    row, column = (mark.line, mark.column) if mark.line < len(lines) else (len(lines) - 1, len(lines[-1]))
+    line = shortened(lines[row], 200)
+    pad = "".join(c if c == "\t" else " " for c in line[:column])  # a tab moves the caret as it moves the text
+    number = f"{row + 1:>5} | "
+    return f"{number}{line}\n{' ' * (len(number) - 2)}| {pad}^"
 
 
 def _record(root: yaml.Node) -> dict[Path_, yaml.Mark]:

@@ -53,11 +53,11 @@ REPRODUCERS = {
     "nesting 1,000 levels deep": (config_text("x: " + "[" * 1000 + "]" * 1000 + "\n"), "nested more than 100 levels deep"),
     "a component without a name": (config_text("representation: [fuzzy, {threshold: 0.5}]\n"), "needs a `name`"),
     "an empty component": (config_text("representation: {}\n"), "representation: a component given as a mapping needs a `name`"),
-    "an unknown key named list": (config_text("list: 1\n"), "unknown key 'list' Allowed here: name, data"),
+    "an unknown key named list": (config_text("list: 1\n"), "unknown key 'list'. Allowed here: name, data"),
     "an unknown key with a bracket": (config_text("'a[b': 1\n"), "unknown key 'a[b'"),
     "an unknown key in a sweep range": (
         config_text("sweep: {vary: tnorm.p, values: {start: 0, stop: 1, step: 1, list: 2}}\n"),
-        "unknown key 'sweep.values.list' Allowed here: start, stop, step",
+        "unknown key 'sweep.values.list'. Allowed here: start, stop, step",
     ),
     "!!bool maybe": (config_text("statistics: {agreement: !!bool maybe}\n"), "'maybe' is not a valid !!bool value"),
     '!!float "abc"': (config_text('zero_division: !!float "abc"\n'), "'abc' is not a valid !!float value"),

@@ -237,6 +237,22 @@ class EventListLoader(BaseComponent[EventListParams]):
             return False
         return (len(fields) < 6 and _timed_at(fields) is not None) or _known_header(fields)
 
+    def diagnose(self, path: Path) -> str | None:
+        """A header that names two or more of an event list's columns but is not one: what
+        ``load`` says of it (the names it accepts)."""
+        rows = _rows(path)
+        try:
+            first = next(rows, None)
+        finally:
+            rows.close()
+        if first is None or len({_COLUMN_OF.get(f.lower()) for f in first[1]} - {None}) < 2:
+            return None
+        try:
+            _layout(path)
+        except DataError as exc:
+            return str(exc)
+        return None
+
     def load(self, path: Path, role: str) -> ItemSets:
         """Read column by column (:mod:`evalkit_segments.columnar`); a file that reader does not
         take is read row by row, which names the line of any problem."""
