@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from evalkit import scaffold
-from evalkit.errors import ConfigError, EvalkitError, ReportError, plural, shortened
+from evalkit.errors import ConfigError, EvalkitError, ReportError, shortened
 from evalkit.version import __version__
 
 if TYPE_CHECKING:
@@ -421,49 +421,42 @@ def _version(distribution: str) -> str | None:
 
 
 @main.command()
+@click.argument("name", required=False)
+@click.option("--kind", help="only components of this kind (tnorm, similarity, metric, ...)")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
-def plugins(fmt: str) -> None:
-    """List every registered component with its distribution, summary and parameters."""
+def plugins(name: str | None, kind: str | None, fmt: str) -> None:
+    """List the registered components, one line each; NAME shows one in full (its parameters)."""
     with _printing(None, "the listing"):
-        _list_plugins(fmt)
+        _list_plugins(name, kind, fmt)
 
 
-def _list_plugins(fmt: str) -> None:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table as RichTable
+def _list_plugins(name: str | None, kind: str | None, fmt: str) -> None:
+    import shutil
 
+    from evalkit import listing
     from evalkit.discovery import default_registry
     from evalkit.hookspecs import CONTRACT_VERSION
 
     registry = default_registry()
+    wanted = listing.kind_of(registry, kind) if kind is not None else None
+    of_kind = [e for e in registry if wanted is None or e.kind == wanted]
+    chosen = listing.details_of(of_kind, name, wanted) if name is not None else of_kind
     versions = {d: _version(d) for d in dict.fromkeys(e.distribution for e in registry)}
-    entries: list[dict[str, Any]] = [
-        {
-            "kind": e.kind, "name": e.name, "distribution": e.distribution, "version": versions[e.distribution],
-            "plugin": e.plugin, "summary": e.summary, "params": e.params,
-        }
-        for e in registry
-    ]
     problems = [str(f) for f in registry.failures] + registry.conflicts
     if fmt == "json":
-        listing = {"evalkit_version": __version__, "contract_version": CONTRACT_VERSION, "distributions": versions,
-                   "components": entries, "problems": problems}
-        click.echo(json.dumps(listing, indent=2))
-        return
-    click.echo(f"evalkit {__version__}, plugin contract {CONTRACT_VERSION}")
-    click.echo("plugins from: " + ", ".join(f"{d} {v}" for d, v in versions.items()))
-    console = Console()
-    for kind in dict.fromkeys(e["kind"] for e in entries):
-        table = RichTable(title=plural(kind), title_justify="left", box=box.SIMPLE_HEAD)
-        rows = [e for e in entries if e["kind"] == kind]
-        table.add_column("name", no_wrap=True, min_width=max(len(e["name"]) for e in rows))
-        table.add_column("distribution", no_wrap=True)
-        table.add_column("parameters", ratio=1)
-        table.add_column("summary", ratio=2)
-        for e in rows:
-            params = ", ".join(f"{k}={v.get('default', '?')}" for k, v in e["params"].items())
-            table.add_row(*map(_text, (e["name"], e["distribution"], params, e["summary"])))
-        console.print(table)
+        entries = [{"kind": e.kind, "name": e.name, "distribution": e.distribution, "version": versions[e.distribution],
+                    "plugin": e.plugin, "summary": e.summary, "params": e.params} for e in chosen]
+        listed = {"evalkit_version": __version__, "contract_version": CONTRACT_VERSION, "distributions": versions,
+                  "components": entries, "problems": problems}
+        click.echo(json.dumps(listed, indent=2))
+    else:
+        width = shutil.get_terminal_size().columns
+        if name is not None:
+            click.echo("\n".join(listing.details(chosen, width)))
+        else:
+            click.echo(f"evalkit {__version__}, plugin contract {CONTRACT_VERSION}")
+            click.echo("plugins from: " + ", ".join(f"{d} {v}" for d, v in versions.items()))
+            click.echo("\n".join(listing.overview(chosen, width)))
+            click.echo("\n`evalkit plugins NAME`: one component with its parameters")
     for problem in problems:
         _warn(problem)
