@@ -34,8 +34,8 @@ def kind_of(registry: Registry, written: str) -> str:
 
 
 def overview(entries: Iterable[Entry], width: int) -> list[str]:
-    """One line per component, under a heading per kind: name, distribution and the summary's
-    first sentence, cut to ``width`` with an ellipsis."""
+    """One line per component, under a heading per kind: name, distribution and summary (its
+    docstring's first sentence), cut to ``width`` with an ellipsis."""
     entries = list(entries)
     lines: list[str] = []
     for kind in dict.fromkeys(e.kind for e in entries):
@@ -44,7 +44,7 @@ def overview(entries: Iterable[Entry], width: int) -> list[str]:
         sources = max(len(visible(e.distribution)) for e in of_kind)
         lines += ["", f"{plural(kind).replace('_', ' ')} ({len(of_kind)})"]
         for e in of_kind:
-            line = f"  {visible(e.name):<{names}}  {visible(e.distribution):<{sources}}  {first_sentence(e.summary)}"
+            line = f"  {visible(e.name):<{names}}  {visible(e.distribution):<{sources}}  {visible(e.summary)}"
             lines.append(cut(line.rstrip(), width))
     return lines
 
@@ -88,13 +88,6 @@ def _described(schema: dict[str, Any]) -> str:
     bounds = (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<"))
     parts += [f"{sign} {schema[key]}" for key, sign in bounds if key in schema]
     return ", ".join(parts)
-
-
-def first_sentence(text: str) -> str:
-    """Up to the first full stop that ends a sentence (one followed by a space)."""
-    text = " ".join(visible(text).split())
-    end = text.find(". ")
-    return text if end < 0 else text[: end + 1]
 
 
 def cut(line: str, width: int) -> str:
