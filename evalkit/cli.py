@@ -411,6 +411,20 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     )
 
 
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of a run config, with the installed components as choices.
+
+    Save it beside your configs (`evalkit schema > evalkit.schema.json`) and start a config with
+    `# yaml-language-server: $schema=evalkit.schema.json`: VS Code (the YAML extension),
+    JetBrains and Neovim then complete and check the config as you type."""
+    from evalkit import schema as config_schema
+    from evalkit.discovery import default_registry
+
+    with _printing(None, "the schema"):
+        click.echo(config_schema.text(default_registry()), nl=False)
+
+
 def _version(distribution: str) -> str | None:
     import importlib.metadata
 

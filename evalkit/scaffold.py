@@ -61,6 +61,11 @@ python -m pytest              # the evalkit author kit's checks, and the entry p
 Use it in a config by its name: `$usage`. Replace the placeholder computation in
 `$package/__init__.py` with your own; the tests hold it to the properties every evalkit $kind
 must have.
+
+Once it is installed, `evalkit schema > evalkit.schema.json` writes the schema of a run config
+with your $kind among the choices; a config that starts with
+`# yaml-language-server: $$schema=evalkit.schema.json` is then completed and checked as you type
+(VS Code with the YAML extension, JetBrains, Neovim with yaml-language-server).
 ''')
 
 HEADER = Template('''\

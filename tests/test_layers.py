@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("data types",
      "components score_series items data table cells results config arrays weights time_units state settings".split()),
     ("plugin boundary", "protocols contracts registry hookspecs discovery testing scaffold".split()),
-    ("plan", "axes sweeps sources plan".split()),
+    ("plan", "axes sweeps sources plan schema".split()),
     ("run", "engine uncertainty reduction streaming dask_engine execute evaluator".split()),
     ("presentation", "reporting pivot folding glossary listing".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers

@@ -78,6 +78,9 @@ def test_plugins_lists_third_party_components_and_reports_the_broken_one(venv):
     table = run(venv["evalkit"], "plugins")
     assert "route_grid" in table.stdout and "evalkit-gps" in table.stdout
     assert "warning: plugin evalkit-broken:broken failed to load" in table.stderr
+    schema = json.loads(run(venv["evalkit"], "schema").stdout)
+    assert "route_grid" in schema["$defs"]["similarity"]["anyOf"][0]["enum"]
+    assert "fresh_overlap" in schema["$defs"]["metric"]["anyOf"][0]["enum"]
 
 
 @pytest.mark.slow
