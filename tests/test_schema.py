@@ -49,7 +49,8 @@ def test_the_bundled_schema_file_is_what_evalkit_schema_prints_for_the_built_ins
     finally:
         default_registry.cache_clear()
     written = (ROOT / "configs" / "evalkit.schema.json").read_text(encoding="utf-8")
-    assert written == printed, "configs/evalkit.schema.json is stale: EVALKIT_LOAD_PLUGINS= evalkit schema > configs/evalkit.schema.json"
+    assert written == printed, (
+        "configs/evalkit.schema.json is stale: EVALKIT_LOAD_PLUGINS= evalkit schema > configs/evalkit.schema.json")
 
 
 QUICKSTART = yaml.safe_load((ROOT / "configs" / "quickstart.yaml").read_text(encoding="utf-8"))
