@@ -275,8 +275,6 @@ def _print(results: Results, fmt: str, width: int | None = None) -> None:
     """The results on stdout: side-by-side tables, or a report format's text; the notes on
     stderr, where a reader sees them whatever stdout is piped into (control characters made
     visible, as everything evalkit prints)."""
-    from rich.console import Console
-
     from evalkit.control_chars import visible
 
     if fmt != "table":
@@ -286,7 +284,14 @@ def _print(results: Results, fmt: str, width: int | None = None) -> None:
     else:
         _print_tables(results, width)
     for note in results.notes:
-        Console(stderr=True, soft_wrap=True).print(_text(f"note: {note}"))
+        _note(note)
+
+
+def _note(note: str) -> None:
+    """A note on stderr, control characters made visible."""
+    from rich.console import Console
+
+    Console(stderr=True, soft_wrap=True).print(_text(f"note: {note}"))
 
 
 def _print_tables(results: Results, width: int | None) -> None:
@@ -376,15 +381,31 @@ class _Bar:
 @main.command()
 @click.argument("config", type=click.Path(path_type=Path))
 @ENGINE
-def validate(config: Path, engine: str | None) -> None:
+@click.option("--data", "read_data", is_flag=True,
+              help="Also read every data file and check its values as `run` would, without scoring.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar (with --data).")
+def validate(config: Path, engine: str | None, read_data: bool, quiet: bool) -> None:
     """Check CONFIG without running it: everything `run` checks before it reads a data value
-    (components, parameters, data files and their loaders, sweeps, statistics, reports)."""
+    (components, parameters, data files and their loaders, sweeps, statistics, reports); with
+    --data, also every file's values (ids, classes, alignment, memberships, weights, event
+    lists) with the messages `run` gives, without scoring."""
     from evalkit import api
 
     _warn_failed_plugins()
-    api.plan(config, engine=engine)
+    plan = api.plan(config, engine=engine)
+    if not read_data:
+        with _printing(None, "the result"):
+            click.echo(f"{config}: ok (the config and its files; the data's values were not read: --data reads them)")
+        return
+    from evalkit.execute import check_data
+
+    with _progress(quiet) as bar:
+        samples, notes = check_data(plan, progress=bar)
     with _printing(None, "the result"):
-        click.echo(f"{config}: ok")
+        click.echo(f"{config}: ok (the config, its files and their data: {samples:,} sample{'' if samples == 1 else 's'} "
+                   f"and {len(plan.systems)} system{'' if len(plan.systems) == 1 else 's'} read and checked; nothing scored)")
+    for note in notes:
+        _note(note)
 
 
 @main.command("new-plugin")

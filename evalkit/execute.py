@@ -7,6 +7,7 @@ the data itself (a value out of range, a missing id) or a plugin.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +15,32 @@ from evalkit import budget
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
 from evalkit.provenance import described_file, hashing
-from evalkit.reduction import Scored, prepare, reduce_partition, scored
+from evalkit.reduction import Scored, Tally, checked, prepare, reduce_partition, scored
 from evalkit.sources import load_source, source_path
 from evalkit.streaming import chunk_rows, stream_tally
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     """Score every system of a plan (every run, every sweep value) with its statistics."""
+    tally, notes, files = _tally(plan, progress)
+    out = scored(plan.job, tally, plan.reference.where)
+    out.notes += notes
+    out.files = files
+    return out
+
+
+def check_data(plan: Plan, progress: Progress | None = None) -> tuple[int, list[str]]:
+    """Every check of :func:`execute` up to scoring (``evalkit validate --data``): every file
+    read by the run's engine, every partition prepared (ids, classes, alignment, memberships,
+    weights, event lists) with the same messages; the number of samples, and the notes a run
+    would give. No number is computed."""
+    checking = replace(plan, work=replace(plan.work, job=replace(plan.job, checks_only=True)))
+    tally, notes, _ = _tally(checking, progress)
+    return tally.samples, checked(checking.job, tally, plan.reference.where).notes + notes
+
+
+def _tally(plan: Plan, progress: Progress | None) -> tuple[Tally, list[str], list[dict[str, Any]]]:
+    """The tally of all the plan's data by its engine, the engine's note, and the files read."""
     settings = plan.job.settings
     if settings.partitioned:
         # The files are hashed on threads while the run reads them (hashlib and file reads
@@ -33,24 +53,18 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
                     tally, how = dask_tally(plan.work, progress)
                 else:
                     tally, how = stream_tally(plan.work, progress)
-            files = hashes.described()
-        out = scored(plan.job, tally, plan.reference.where)
-        out.notes.append(how)
-    else:
-        files = []
-        reference = _load(plan, plan.reference, files)
-        systems = {name: [_load(plan, source, files) for source in runs] for name, runs in plan.systems.items()}
-        weights = None if plan.weights is None else _load(plan, plan.weights, files)
-        partition, notes = prepare(plan.job, reference, systems, weights, files=plan.work.from_files)
-        partition.whole = True
-        if progress:
-            progress.start("evaluating", _work(plan, len(partition.reference)))
-        with budget.building(f"the scores of {', '.join(plan.systems)}", "the size of the data, or the components "
-                             "compared, or the statistics' resamples"):
-            tally = notes + reduce_partition(plan.job, partition, progress)
-        out = scored(plan.job, tally, plan.reference.where)
-    out.files = files
-    return out
+            return tally, [how], hashes.described()
+    files: list[dict[str, Any]] = []
+    reference = _load(plan, plan.reference, files)
+    systems = {name: [_load(plan, source, files) for source in runs] for name, runs in plan.systems.items()}
+    weights = None if plan.weights is None else _load(plan, plan.weights, files)
+    partition, notes = prepare(plan.job, reference, systems, weights, files=plan.work.from_files)
+    partition.whole = True
+    if progress:
+        progress.start("evaluating", _work(plan, len(partition.reference)))
+    with budget.building(f"the scores of {', '.join(plan.systems)}", "the size of the data, or the components "
+                         "compared, or the statistics' resamples"):
+        return notes + reduce_partition(plan.job, partition, progress), [], files
 
 
 def _work(plan: Plan, n_rows: int) -> int:

@@ -72,6 +72,8 @@ class Job:
     runs: dict[str, int]
     baseline: str | None = None
     weights_where: str | None = None
+    #: the data is read and prepared (every check of a run) but not reduced: `validate --data`
+    checks_only: bool = False
 
     @property
     def axes(self) -> Axes:

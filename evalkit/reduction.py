@@ -178,12 +178,14 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     reference = partition.reference
     n = len(reference)
     tally = Tally(samples=n, classes=reference.classes)
-    if not n:
-        return tally
-    draws = _Draws(job, partition)
     sweep = job.settings.sweep
     if sweep is not None and sweep.samples is not None and reference.ids is not None:
         tally.swept = frozenset(sweep.samples) & frozenset(reference.ids)
+    if partition.weights is not None:
+        tally.weight = float(partition.weights.sum())
+    if not n or job.checks_only:
+        return tally
+    draws = _Draws(job, partition)
     ref_rows = engine_rows(reference)
     runs = [(system, run) for system, given in partition.systems.items() for run in range(len(given))]
     planned = _planned(job, runs, draws)  # the same draws at every sweep value
@@ -194,8 +196,6 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
             tally.sums[index, system, run] = total
         for (field_name, key, _), reduced in zip(planned, replicates):
             getattr(tally, field_name)[(index,) + key] = reduced
-    if partition.weights is not None:
-        tally.weight = float(partition.weights.sum())
     if any(field_name == "jackknife" for field_name, *_ in planned) and isinstance(draws.jackknife, _Grouped):
         tally.groups = draws.jackknife.sizes()
     return tally
@@ -423,37 +423,9 @@ class Scored:
 
 def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
     """Every number of a run from the tally of all its data, with its notes."""
-    out = Scored()
-    if not tally.samples:
-        raise DataError(f"{reference_where}: there are no samples to score; the reference is empty")
+    out = checked(job, tally, reference_where)
     settings = job.settings
     sweep, statistics = settings.sweep, settings.statistics
-    if sweep is not None and sweep.samples is not None:
-        unseen = [s for s in sweep.samples if s not in tally.swept]
-        if unseen:
-            raise DataError(
-                f"{sweep.where}: no sample {', '.join(map(repr, unseen))} in the data; the sweep's samples are sample ids "
-                "of the reference (data without ids has none: give the files an id column)"
-            )
-    if tally.added:
-        out.note(empty_reference_note(tally.added))
-    for note in tally.notes:
-        out.note(note)
-    for system, count in tally.clipped.items():
-        out.note(f"{system}: {count} prediction value(s) outside [0, 1] were clipped (clip: true)")
-    for system in job.runs:
-        unit = time_unit_note(tally.latest.get(""), tally.latest.get(system), system)
-        if unit:
-            out.note(unit)
-    if job.weights_where is not None:
-        if not tally.weight:
-            raise none_counts(job.weights_where)
-        if tally.weight > MAX_TOTAL:
-            raise DataError(
-                f"{job.weights_where}: the weights add up to {tally.weight:.3g}, more than evalkit's sums can hold "
-                f"({MAX_TOTAL:.3g}); scale them down (only their ratios matter)"
-            )
-        out.note(f"samples weighted by {job.weights_where}: {tally.weight:g} in all for {tally.samples} samples")
     classes = tally.classes
     level = statistics.level if statistics else 0.95
     for index, step in enumerate(job.steps):
@@ -507,3 +479,39 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
             out.agreement = rank_agreement(out.rows, lower)
     return out
 
+
+
+def checked(job: Job, tally: Tally, reference_where: str) -> Scored:
+    """What the whole data must be, beyond each partition's checks (samples to score, the
+    sweep's samples present, weights that count), and the notes on it: no number yet."""
+    out = Scored()
+    if not tally.samples:
+        raise DataError(f"{reference_where}: there are no samples to score; the reference is empty")
+    sweep = job.settings.sweep
+    if sweep is not None and sweep.samples is not None:
+        unseen = [s for s in sweep.samples if s not in tally.swept]
+        if unseen:
+            raise DataError(
+                f"{sweep.where}: no sample {', '.join(map(repr, unseen))} in the data; the sweep's samples are sample ids "
+                "of the reference (data without ids has none: give the files an id column)"
+            )
+    if tally.added:
+        out.note(empty_reference_note(tally.added))
+    for note in tally.notes:
+        out.note(note)
+    for system, count in tally.clipped.items():
+        out.note(f"{system}: {count} prediction value(s) outside [0, 1] were clipped (clip: true)")
+    for system in job.runs:
+        unit = time_unit_note(tally.latest.get(""), tally.latest.get(system), system)
+        if unit:
+            out.note(unit)
+    if job.weights_where is not None:
+        if not tally.weight:
+            raise none_counts(job.weights_where)
+        if tally.weight > MAX_TOTAL:
+            raise DataError(
+                f"{job.weights_where}: the weights add up to {tally.weight:.3g}, more than evalkit's sums can hold "
+                f"({MAX_TOTAL:.3g}); scale them down (only their ratios matter)"
+            )
+        out.note(f"samples weighted by {job.weights_where}: {tally.weight:g} in all for {tally.samples} samples")
+    return out

@@ -125,7 +125,7 @@ def test_cli_table_shows_tnorms_by_averaging(root: Path):
 def test_the_console_script_validates(root: Path):
     script = Path(sysconfig.get_path("scripts")) / "evalkit"
     done = subprocess.run([script, "validate", root / "configs" / "quickstart.yaml"], capture_output=True, text=True)
-    assert done.returncode == 0 and done.stdout.strip().endswith(": ok")
+    assert done.returncode == 0 and done.stdout.startswith(f"{root / 'configs' / 'quickstart.yaml'}: ok (")
 
 
 def test_a_closed_pipe_ends_the_run_quietly(root: Path):
