@@ -210,11 +210,14 @@ def test_figure1_sharp_peak_at_zero():
 def test_figure1_soft_above_hard_past_threshold():
     # "For ε > 0.3 the hard metric interprets the label as incorrect, while the soft metrics
     # still finds some common mass ..., resulting in higher soft F-score than the hard one."
-    # By hand: at ε = 0.5 soft F = 2/2.5 = 0.8 > hard F = 2/3; at ε = 0.8 soft 2/2.8 ≈ 0.714 > 2/3.
-    for eps in (0.5, 0.8):
+    # By hand: |G ∩ P| = 0.8 + 0.2 = 1 under the minimum, |G| = 1, |P| = 1 + ε, so soft F =
+    # 2 / (2 + ε); crisp at 0.5, G = {1, 0} and P = {1, 1}, so hard F = 2·1 / (1 + 2) = 2/3.
+    for eps, soft_by_hand in ((0.5, 2 / 2.5), (0.8, 2 / 2.8)):
         ref, pred = figure1_inputs(eps)
         soft = evalkit.evaluate(ref, pred, representation="fuzzy", metrics=["f1"])["f1"]
         hard = evalkit.evaluate(ref, pred, representation="crisp", metrics=["f1"])["f1"]
+        assert soft == pytest.approx(soft_by_hand, abs=1e-12)  # sums of three floats: rounding only
+        assert hard == 2 / 3  # counts: exact
         assert soft > hard
 
 
