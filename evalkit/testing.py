@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from evalkit.registry import Registry
 
 __all__ = [
-    "TNORM_CHECKS", "TNormGrid", "check_averaging", "check_metric", "check_representation",
-    "check_similarity", "check_tnorm", "describe", "plugin_registry",
+    "SIMILARITY_CHECKS", "TNORM_CHECKS", "SimilarityCase", "TNormGrid", "check_averaging", "check_data_metric",
+    "check_metric",
+    "check_representation", "check_similarity", "check_tnorm", "describe", "plugin_registry",
 ]
 
 
@@ -368,20 +369,33 @@ TNORM_CHECKS: tuple[TNormCheck, ...] = (
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SimilarityCase:
+    """The inputs of the similarity checks: ``xs`` (the items given) and ``ys`` (the same,
+    reversed and one shorter: lists of different lengths and orders), and the tolerance."""
+
+    xs: list[Any]
+    ys: list[Any]
+    atol: float
+
+
+SimilarityCheck = Callable[[Any, SimilarityCase], None]
+
+
 def check_similarity(
     similarity: Any, items: list[Any], *, symmetric: bool = True, atol: float = 1e-12
 ) -> None:
     """Check that ``similarity`` keeps the Similarity protocol on ``items``; raise AssertionError
     at the first failure.
 
-    The properties: ``matrix(xs, ys)`` has shape (len(xs), len(ys)) for xs and ys of different
-    lengths, empty lists included; the values are finite floats in [0, 1]; equal items (by ``==``)
-    have similarity 1 (within ``atol``), so the diagonal of ``matrix(items, items)`` is 1; passing
-    the same list object twice gives the same matrix as passing a copy; the inputs are not
-    modified; with ``symmetric``, ``matrix(ys, xs)`` is the transpose of ``matrix(xs, ys)``; and,
-    if the similarity has ``pairs``, ``pairs(xs, ys)`` equals the matrix on every (x, y) pair,
-    with shape (len(xs),) (also for empty lists); if it has ``matrices``, it equals the
-    concatenated ``matrix(g, g)`` of each group (an empty group included).
+    The properties (:data:`SIMILARITY_CHECKS`): ``matrix(xs, ys)`` has shape
+    (len(xs), len(ys)) for xs and ys of different lengths, empty lists included; the values are
+    finite floats in [0, 1]; the inputs are not modified; passing the same list object twice
+    gives the same matrix as passing a copy; equal items (by ``==``) have similarity 1 (within
+    ``atol``); with ``symmetric``, ``matrix(ys, xs)`` is the transpose of ``matrix(xs, ys)``; if
+    the similarity has ``pairs``, it equals the matrix on every (x, y) pair, with shape
+    (len(xs),) (also for empty lists); if it has ``matrices``, it equals the concatenated
+    ``matrix(g, g)`` of each group (an empty group included).
 
     Args:
         similarity: an instance with ``matrix`` (and optionally ``pairs``, ``matrices``).
@@ -393,85 +407,126 @@ def check_similarity(
     Raises:
         AssertionError: naming the similarity, the property and the first offending items.
     """
-    kind = "similarity"
     items = list(items)
     if len(items) < 2:
         raise ValueError("check_similarity needs at least two items")
-    xs, ys = items, items[::-1][: max(1, len(items) - 1)]  # different lengths and orders
-    before = (list(xs), list(ys))
+    case = SimilarityCase(items, items[::-1][: len(items) - 1], atol)
+    for check in SIMILARITY_CHECKS:
+        if symmetric or check is not check_similarity_symmetric:
+            check(similarity, case)
 
-    def matrix(a: list[Any], b: list[Any]) -> np.ndarray:
-        out = similarity.matrix(a, b)
-        if not isinstance(out, np.ndarray) or out.dtype.kind != "f":
-            _fail(similarity, kind, f"matrix() returned {type(out).__name__} "
-                  f"{getattr(out, 'dtype', '')}, expected a floating numpy array")
-        if out.shape != (len(a), len(b)):
-            _fail(similarity, kind, f"matrix() of {len(a)} × {len(b)} items has shape "
-                  f"{out.shape}, expected {(len(a), len(b))}")
-        return out
 
-    def pair(m: np.ndarray, a: list[Any], b: list[Any]) -> str:
-        i, j = (int(k) for k in np.argwhere(m)[0])
-        return f"x={a[i]!r}, y={b[j]!r}"
+def _matrix(similarity: Any, a: list[Any], b: list[Any]) -> np.ndarray:
+    """``similarity.matrix(a, b)``, failing unless it is a float array of shape (len(a), len(b))."""
+    out = similarity.matrix(a, b)
+    if not isinstance(out, np.ndarray) or out.dtype.kind != "f":
+        _fail(similarity, "similarity", f"matrix() returned {type(out).__name__} "
+              f"{getattr(out, 'dtype', '')}, expected a floating numpy array")
+    if out.shape != (len(a), len(b)):
+        _fail(similarity, "similarity", f"matrix() of {len(a)} × {len(b)} items has shape "
+              f"{out.shape}, expected {(len(a), len(b))}")
+    return out
 
-    for a, b in (([], ys), (xs, []), ([], [])):
-        matrix(a, b)
-    m = matrix(xs, ys)
+
+def _at(bad: np.ndarray, a: list[Any], b: list[Any]) -> str:
+    """The items of the first true cell of ``bad``, a (len(a), len(b)) mask."""
+    i, j = (int(k) for k in np.argwhere(bad)[0])
+    return f"x={a[i]!r}, y={b[j]!r}"
+
+
+def check_similarity_shapes(similarity: Any, case: SimilarityCase) -> None:
+    for a, b in (([], case.ys), (case.xs, []), ([], []), (case.xs, case.ys)):
+        _matrix(similarity, a, b)
+
+
+def check_similarity_range(similarity: Any, case: SimilarityCase) -> None:
+    m = _matrix(similarity, case.xs, case.ys)
     bad = ~(np.isfinite(m) & (m >= 0) & (m <= 1))
     if bad.any():
         i, j = (int(k) for k in np.argwhere(bad)[0])
-        _fail(similarity, kind, f"value {float(m[i, j])!r} outside [0, 1] or not finite at "
-              f"{pair(bad, xs, ys)}")
-    if (list(xs), list(ys)) != before:
-        _fail(similarity, kind, "matrix() modified its input lists")
+        _fail(similarity, "similarity", f"value {float(m[i, j])!r} outside [0, 1] or not finite at "
+              f"{_at(bad, case.xs, case.ys)}")
 
-    same = matrix(xs, xs)
-    copy = matrix(xs, list(xs))
-    bad = ~(np.abs(same - copy) <= atol)
+
+def check_similarity_inputs_kept(similarity: Any, case: SimilarityCase) -> None:
+    xs, ys = list(case.xs), list(case.ys)
+    _matrix(similarity, xs, ys)
+    if (xs, ys) != (case.xs, case.ys):
+        _fail(similarity, "similarity", "matrix() modified its input lists")
+
+
+def check_similarity_same_list(similarity: Any, case: SimilarityCase) -> None:
+    xs = case.xs
+    bad = ~(np.abs(_matrix(similarity, xs, xs) - _matrix(similarity, xs, list(xs))) <= case.atol)
     if bad.any():
-        _fail(similarity, kind, f"matrix(xs, xs) differs from matrix(xs, list(xs)) at "
-              f"{pair(bad, xs, xs)}")
+        _fail(similarity, "similarity", f"matrix(xs, xs) differs from matrix(xs, list(xs)) at {_at(bad, xs, xs)}")
+
+
+def check_similarity_identity(similarity: Any, case: SimilarityCase) -> None:
+    xs = case.xs
+    same = _matrix(similarity, xs, list(xs))
     equal = np.array([[x == y for y in xs] for x in xs], dtype=bool)
-    bad = equal & ~(np.abs(same - 1) <= atol)
+    bad = equal & ~(np.abs(same - 1) <= case.atol)
     if bad.any():
-        _fail(similarity, kind, f"equal items have similarity {float(same[bad][0])!r}, not 1, at "
-              f"{pair(bad, xs, xs)}")
+        _fail(similarity, "similarity", f"equal items have similarity {float(same[bad][0])!r}, not 1, at "
+              f"{_at(bad, xs, xs)}")
 
-    if symmetric:
-        bad = ~(np.abs(m - matrix(ys, xs).T) <= atol)
-        if bad.any():
-            _fail(similarity, kind, f"not symmetric: sim(x, y) != sim(y, x) at {pair(bad, xs, ys)}")
 
+def check_similarity_symmetric(similarity: Any, case: SimilarityCase) -> None:
+    m = _matrix(similarity, case.xs, case.ys)
+    bad = ~(np.abs(m - _matrix(similarity, case.ys, case.xs).T) <= case.atol)
+    if bad.any():
+        _fail(similarity, "similarity", f"not symmetric: sim(x, y) != sim(y, x) at {_at(bad, case.xs, case.ys)}")
+
+
+def check_similarity_pairs(similarity: Any, case: SimilarityCase) -> None:
     pairs = optional(similarity, "pairs")
-    if pairs is not None:
-        left = [x for x in xs for _ in ys]
-        right = [y for _ in xs for y in ys]
-        got = np.asarray(pairs(left, right))
-        if got.shape != (len(left),):
-            _fail(similarity, kind, f"pairs() of {len(left)} pairs has shape {got.shape}, "
-                  f"expected {(len(left),)}")
-        bad = ~(np.abs(got - m.ravel()) <= atol)
-        if bad.any():
-            k = int(np.argwhere(bad)[0][0])
-            _fail(similarity, kind, f"pairs() gives {float(got[k])!r} but matrix() "
-                  f"{float(m.ravel()[k])!r} at x={left[k]!r}, y={right[k]!r}")
-        empty = np.asarray(pairs([], [])).shape
-        if empty != (0,):
-            _fail(similarity, kind, f"pairs([], []) has shape {empty}, expected (0,)")
+    if pairs is None:
+        return
+    m = _matrix(similarity, case.xs, case.ys)
+    left = [x for x in case.xs for _ in case.ys]
+    right = [y for _ in case.xs for y in case.ys]
+    got = np.asarray(pairs(left, right))
+    if got.shape != (len(left),):
+        _fail(similarity, "similarity", f"pairs() of {len(left)} pairs has shape {got.shape}, expected {(len(left),)}")
+    bad = ~(np.abs(got - m.ravel()) <= case.atol)
+    if bad.any():
+        k = int(np.argwhere(bad)[0][0])
+        _fail(similarity, "similarity", f"pairs() gives {float(got[k])!r} but matrix() "
+              f"{float(m.ravel()[k])!r} at x={left[k]!r}, y={right[k]!r}")
+    empty = np.asarray(pairs([], [])).shape
+    if empty != (0,):
+        _fail(similarity, "similarity", f"pairs([], []) has shape {empty}, expected (0,)")
 
+
+def check_similarity_matrices(similarity: Any, case: SimilarityCase) -> None:
     matrices = optional(similarity, "matrices")
-    if matrices is not None:
-        groups = [xs, [], ys, xs[:1]]
-        want = np.concatenate([matrix(g, g).ravel() for g in groups])
-        got = np.asarray(matrices([x for g in groups for x in g], [len(g) for g in groups]))
-        if got.shape != want.shape:
-            _fail(similarity, kind, f"matrices() of groups of {[len(g) for g in groups]} items has "
-                  f"shape {got.shape}, expected {want.shape}")
-        bad = ~(np.abs(got - want) <= atol)
-        if bad.any():
-            k = int(np.argwhere(bad)[0][0])
-            _fail(similarity, kind, f"matrices() gives {float(got[k])!r} where matrix() of each "
-                  f"group gives {float(want[k])!r} (value {k} of the concatenation)")
+    if matrices is None:
+        return
+    groups = [case.xs, [], case.ys, case.xs[:1]]
+    want = np.concatenate([_matrix(similarity, g, g).ravel() for g in groups])
+    got = np.asarray(matrices([x for g in groups for x in g], [len(g) for g in groups]))
+    if got.shape != want.shape:
+        _fail(similarity, "similarity", f"matrices() of groups of {[len(g) for g in groups]} items has "
+              f"shape {got.shape}, expected {want.shape}")
+    bad = ~(np.abs(got - want) <= case.atol)
+    if bad.any():
+        k = int(np.argwhere(bad)[0][0])
+        _fail(similarity, "similarity", f"matrices() gives {float(got[k])!r} where matrix() of each "
+              f"group gives {float(want[k])!r} (value {k} of the concatenation)")
+
+
+#: Every property of a similarity, in the order they are checked (the first failure is reported).
+SIMILARITY_CHECKS: tuple[SimilarityCheck, ...] = (
+    check_similarity_shapes,
+    check_similarity_range,
+    check_similarity_inputs_kept,
+    check_similarity_same_list,
+    check_similarity_identity,
+    check_similarity_symmetric,
+    check_similarity_pairs,
+    check_similarity_matrices,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -630,6 +685,110 @@ def check_metric(metric: Any, *, bounded: bool = True, seed: int = 0) -> None:
     got = np.divide(*(np.asarray(x, dtype=np.float64) for x in ratio(full, full, 0 * full)))
     if not ((got > 1e-12).all() if loss else np.allclose(got, 0.0, rtol=0, atol=1e-12)):
         _fail(metric, kind, f"no overlap (|G ∩ P| = 0) gives {got.tolist()}, not {worst}")
+
+
+def check_data_metric(
+    metric: Any, reference: Any = None, prediction: Any = None, *, classes: Sequence[str] | None = None,
+    seed: int = 0, atol: float = 1e-9,
+) -> None:
+    """Check that a data metric's state reduces chunk by chunk; raise AssertionError at the first
+    failure.
+
+    The properties: ``update`` leaves its inputs as they were; ``compute`` returns a number or a
+    mapping of names to numbers, :class:`~evalkit.measures.PerClass` (one value per class) and
+    :class:`~evalkit.measures.PerLevel`, never a bare array; the states of chunks merged by ``+``
+    give the value of the whole, whatever the chunks and the order they are merged in (within
+    ``atol``: summation order); every result named other than the metric has a ``glossary`` line;
+    and, for a ``weighted`` metric, weights of 1 equal no weights, an integer weight k equals the
+    sample repeated k times, and a weight of 0 equals the sample left out.
+
+    Args:
+        metric: an instance (``prepare(classes)``, if it has one, is called with ``classes``).
+        reference, prediction: the data it reads, of one length: (samples x classes) arrays, or
+            :class:`~evalkit.plugin.ItemSets` for a metric that reads items; by default 60 x 4
+            seeded random arrays, the reference crisp with each class present, the prediction in
+            [0, 1].
+        classes: the class names, in column order (default ``class_0``, ``class_1``, ...).
+        seed: seed of the defaults, the chunks and their order.
+        atol: the tolerance of values computed in another order.
+
+    Raises:
+        AssertionError: naming the metric, the property and the chunks or weights concerned.
+    """
+    kind = "data metric"
+    rng = np.random.default_rng(seed)
+    if reference is None or prediction is None:
+        reference = (rng.random((60, 4)) < 0.4).astype(np.float64)
+        reference[:4] = np.eye(4)  # every class present and absent somewhere
+        reference[4:8] = 1 - np.eye(4)
+        prediction = rng.random(reference.shape)
+    n = len(reference)
+    if (prepare := optional(metric, "prepare")) is not None:
+        prepare(list(classes) if classes is not None else [f"class_{k}" for k in range(np.shape(reference)[1])])
+
+    def value(rows: list[np.ndarray], weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        states = []
+        for chunk in rows:
+            given = (_rows(reference, chunk), _rows(prediction, chunk))
+            kept = [np.array(side, copy=True) if isinstance(side, np.ndarray) else None for side in given]
+            states.append(metric.update(*given, weights[chunk]) if weights is not None else metric.update(*given))
+            if any(k is not None and not np.array_equal(k, side, equal_nan=True) for k, side in zip(kept, given)):
+                _fail(metric, kind, "update() modified its input arrays")
+        total = states[0]
+        for state in states[1:]:
+            total = total + state
+        return _named_values(metric, kind, metric.compute(total))
+
+    whole = value([np.arange(n)])
+    for chunks in (2, 5):
+        parts = np.array_split(rng.permutation(n), chunks)
+        for order in (parts, parts[::-1]):
+            got = value([np.sort(part) for part in order])
+            _same(metric, kind, got, whole, atol, f"the states of {chunks} chunks merged by + (in this order)")
+    glossary = optional(metric, "glossary")
+    for name in whole:
+        if name != metric.name and not str(glossary.get(name, "")).strip():
+            _fail(metric, kind, f"result {name!r} has no glossary line (the optional `glossary`)")
+    if not optional(metric, "weighted"):
+        return
+    _same(metric, kind, value([np.arange(n)], np.ones(n)), whole, atol, "weights of 1")
+    counts = rng.integers(0, 3, n)
+    counts[0] = 0  # one sample left out, at least
+    repeated = value([np.repeat(np.arange(n), counts)])
+    _same(metric, kind, value([np.arange(n)], counts.astype(np.float64)), repeated, atol,
+          "integer weights (against each sample repeated as many times; 0 left out)")
+
+
+def _named_values(metric: Any, kind: str, out: Any) -> dict[str, np.ndarray]:
+    """``compute``'s output as arrays by name; a bare array is refused, as evalkit refuses it."""
+    from evalkit.measures import Curve, CurvePerClass, PerClass, PerLevel
+
+    named = out if isinstance(out, Mapping) else {metric.name: out}
+    values: dict[str, np.ndarray] = {}
+    for name, given in named.items():
+        if isinstance(given, PerClass | PerLevel):
+            values[name] = given.values
+        elif isinstance(given, Curve | CurvePerClass):
+            continue  # drawn, not compared: its points follow from the same state
+        elif isinstance(given, np.ndarray) and given.ndim:
+            _fail(metric, kind, f"compute() returned a bare array for {name!r}; wrap it in PerClass or PerLevel")
+        else:
+            try:
+                values[name] = np.asarray(float(given))
+            except (TypeError, ValueError):
+                _fail(metric, kind, f"compute() returned {type(given).__name__} for {name!r}, expected a number, "
+                      "PerClass or PerLevel")
+    return values
+
+
+def _same(metric: Any, kind: str, got: dict[str, np.ndarray], want: dict[str, np.ndarray], atol: float,
+          how: str) -> None:
+    if got.keys() != want.keys():
+        _fail(metric, kind, f"{how} give the results {sorted(got)}, the whole data {sorted(want)}")
+    for name in want:
+        if np.shape(got[name]) != np.shape(want[name]) or not np.allclose(
+                got[name], want[name], rtol=0, atol=atol, equal_nan=True):
+            _fail(metric, kind, f"{how} give {name} = {got[name]}, the whole data {want[name]}")
 
 
 class _Ratio:

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from evalkit.discovery import default_registry
+from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.protocols import BaseComponent, optional
 from evalkit.table import CardinalityTable, Summary
-from evalkit.testing import check_averaging, check_metric, check_representation
+from evalkit.testing import check_averaging, check_data_metric, check_metric, check_representation
 
 REGISTRY = default_registry()
 RNG = np.random.default_rng(0)
@@ -190,3 +191,72 @@ def test_check_similarity_compares_batched_matrices_with_matrix():
     with pytest.raises(AssertionError, match=r"^similarity off_by_one_group: matrices\(\) gives 1\.0 where matrix\(\) "
                        r"of each group gives 0\.0"):
         check_similarity(OffByOneGroup(), ["a", "a", "b"])  # its group ["b", "a"] is scored as ["a", "a"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Data metrics
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["kld", "exact_match_ratio", "map", "map_binned", "best_fscore", "auroc"])
+def test_every_builtin_matrix_data_metric_passes(name):
+    check_data_metric(create("metric", name))
+
+
+def test_omap_passes_on_audioset_classes():
+    from pathlib import Path
+
+    audioset = Path(__file__).resolve().parent.parent / "configs" / "data" / "audioset"
+    mids = [line.split(",")[1] for line in (audioset / "class_labels_indices.csv").read_text().splitlines()[1:9]]
+    rng = np.random.default_rng(1)
+    reference = (rng.random((50, len(mids))) < 0.3).astype(float)
+    reference[np.arange(50), rng.integers(0, len(mids), 50)] = 1  # every clip labelled (OmAP needs it)
+    prediction = rng.random(reference.shape)
+    metric = create("metric", {"name": "omap", "ontology": str(audioset / "ontology.json")})
+    with pytest.raises(DataError, match="class_0"):  # the default names are no AudioSet classes
+        check_data_metric(metric, reference, prediction)
+    check_data_metric(metric, reference, prediction, classes=mids)
+
+
+class _Mean(BaseComponent):
+    """A data metric that breaks one property at a time (``broken``)."""
+
+    name = "mean_match"
+    weighted = True
+    glossary: dict[str, str] = {}
+
+    def __init__(self, broken: str) -> None:
+        self.broken = broken
+
+    def update(self, reference, prediction, weights=None):
+        match = (np.abs(reference - prediction) < 0.5).all(axis=1).astype(float)
+        if self.broken == "modifies":
+            prediction[:] = 0
+        if self.broken == "counts chunks":  # the denominator counts chunks, not samples
+            return np.array([match.sum(), 1.0])
+        w = np.ones(len(match)) if weights is None or self.broken == "ignores weights" else weights
+        return np.array([w @ match, w.sum()])
+
+    def compute(self, state):
+        value = state[0] / state[1]
+        if self.broken == "bare array":
+            return {"mean_match": np.array([value, value])}
+        if self.broken == "no glossary":
+            return {"mean_match": value, "mean_match_ratio": value}
+        return value
+
+
+@pytest.mark.parametrize("broken,message", [
+    ("counts chunks", r"the states of 2 chunks merged by \+ \(in this order\) give mean_match = "),
+    ("bare array", r"compute\(\) returned a bare array for 'mean_match'; wrap it in PerClass or PerLevel"),
+    ("no glossary", r"result 'mean_match_ratio' has no glossary line"),
+    ("ignores weights", r"integer weights \(against each sample repeated as many times; 0 left out\) give"),
+    ("modifies", r"update\(\) modified its input arrays"),
+])
+def test_check_data_metric_catches_each_broken_property(broken, message):
+    with pytest.raises(AssertionError, match=rf"^data metric mean_match: {message}"):
+        check_data_metric(_Mean(broken))
+
+
+def test_a_correct_weighted_data_metric_passes():
+    check_data_metric(_Mean("nothing"))
