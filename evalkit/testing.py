@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SIMILARITY_CHECKS", "TNORM_CHECKS", "SimilarityCase", "TNormGrid", "check_averaging", "check_data_metric",
-    "check_metric",
+    "check_loader", "check_metric", "check_report_writer",
     "check_representation", "check_similarity", "check_tnorm", "describe", "plugin_registry",
 ]
 
@@ -868,3 +868,7 @@ def check_averaging(averaging: Any, *, n_samples: int = 40, n_classes: int = 5, 
             if not np.allclose(empty, zero_division, rtol=0, atol=0, equal_nan=True):
                 _fail(averaging, kind, f"{metric.name} of an empty table is {empty} with "
                       f"zero_division={zero_division}, expected {zero_division}")
+
+
+# The checks of loaders and report writers drive evalkit's file handling: their own module.
+from evalkit.file_checks import check_loader, check_report_writer  # noqa: E402

@@ -3,15 +3,26 @@ component that breaks its property, with a message naming it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
+from evalkit.data import LabelMatrix
 from evalkit.discovery import default_registry
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.protocols import BaseComponent, optional
 from evalkit.table import CardinalityTable, Summary
-from evalkit.testing import check_averaging, check_data_metric, check_metric, check_representation
+from evalkit.testing import (
+    check_averaging,
+    check_data_metric,
+    check_loader,
+    check_metric,
+    check_report_writer,
+    check_representation,
+)
 
 REGISTRY = default_registry()
 RNG = np.random.default_rng(0)
@@ -204,8 +215,6 @@ def test_every_builtin_matrix_data_metric_passes(name):
 
 
 def test_omap_passes_on_audioset_classes():
-    from pathlib import Path
-
     audioset = Path(__file__).resolve().parent.parent / "configs" / "data" / "audioset"
     mids = [line.split(",")[1] for line in (audioset / "class_labels_indices.csv").read_text().splitlines()[1:9]]
     rng = np.random.default_rng(1)
@@ -260,3 +269,161 @@ def test_check_data_metric_catches_each_broken_property(broken, message):
 
 def test_a_correct_weighted_data_metric_passes():
     check_data_metric(_Mean("nothing"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Loaders and report writers
+# ---------------------------------------------------------------------------------------------
+
+DATA = Path(__file__).resolve().parent.parent / "configs" / "data"
+
+
+def loader_files(tmp_path: Path) -> dict[str, list[Path]]:
+    """Files each built-in loader reads: the bundled data, and the same written in other formats."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    matrix = pd.read_csv(DATA / "quickstart" / "reference.csv")
+    np.save(tmp_path / "reference.npy", matrix.iloc[:, 1:].to_numpy())
+    pq.write_table(pa.Table.from_pandas(matrix, preserve_index=False), tmp_path / "reference.parquet")
+    events = pd.read_csv(DATA / "events" / "reference.tsv", sep="\t")
+    pq.write_table(pa.Table.from_pandas(events, preserve_index=False), tmp_path / "events.parquet")
+    items = pd.DataFrame({"id": ["a", "a", "b", "c"], "item": ["café", "pizza", "gray", "tea"]})
+    items.to_csv(tmp_path / "items.csv", index=False)
+    pq.write_table(pa.Table.from_pandas(items, preserve_index=False), tmp_path / "items.parquet")
+    return {
+        "csv": [DATA / "quickstart" / "reference.csv", DATA / "quickstart" / "tiny.csv"],
+        "csv_items": [tmp_path / "items.csv"],
+        "events": [DATA / "events" / "reference.tsv", DATA / "desed" / "reference.tsv"],
+        "jsonl": [DATA / "countries" / "reference.jsonl"],
+        "maestro": [DATA / "maestro" / "reference"],
+        "npy": [tmp_path / "reference.npy"],
+        "npz": [DATA / "taggers" / "targets.npz"],
+        "parquet": [tmp_path / "reference.parquet"],
+        "parquet_events": [tmp_path / "events.parquet"],
+        "parquet_items": [tmp_path / "items.parquet"],
+        "sed_scores": [DATA / "desed" / "baseline"],
+    }
+
+
+def test_every_builtin_loader_is_given_files(tmp_path):
+    assert set(loader_files(tmp_path)) == set(REGISTRY.names("loader"))
+
+
+@pytest.mark.parametrize("name", REGISTRY.names("loader"))
+def test_every_builtin_loader_passes(tmp_path, name):
+    check_loader(create("loader", name), loader_files(tmp_path)[name])
+
+
+@pytest.mark.parametrize("name", REGISTRY.names("report_writer"))
+def test_every_builtin_report_writer_passes(name):
+    check_report_writer(create("report_writer", name))
+
+
+class _Csv(BaseComponent):
+    """A small CSV matrix loader (id column, then classes) that breaks one property at a time."""
+
+    name = "tiny_csv"
+    kind = "matrix"
+    suffixes = (".csv",)
+
+    def __init__(self, broken: str = "") -> None:
+        self.broken = broken
+
+    def load(self, path, role):
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        if not lines:
+            raise DataError(f"{path}: empty" if self.broken != "unnamed errors" else "empty")
+        header = lines[0].split(",")
+        rows = [line.split(",") for line in lines[1:]]
+        for number, row in enumerate(rows, 2):
+            if len(row) != len(header):
+                if self.broken == "a traceback":
+                    raise ValueError("ragged")
+                raise DataError(f"{path}:{number}: {len(row)} fields, the header has {len(header)}")
+        try:
+            values = np.array([[float(x) for x in row[1:]] for row in rows], dtype=np.float64).reshape(len(rows), -1)
+        except ValueError:
+            raise DataError(f"{path}: a value that is no number") from None
+        if self.broken == "drops a row":
+            values, rows = values[:-1], rows[:-1]
+        return LabelMatrix(values, tuple(header[1:]), tuple(r[0] for r in rows), str(path))
+
+    def stream(self, path, role, rows, start):
+        whole = self.load(path, role)
+        stop = len(whole) - (1 if self.broken == "streams short" else 0)
+        for at in range(start, stop, rows):
+            yield whole[at: min(at + rows, stop)]
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny.csv"
+    path.write_text("id,a,b\nx,0.5,1\ny,0,0.25\nz,1,0\n")
+    return path
+
+
+def test_a_correct_loader_passes(tiny):
+    check_loader(_Csv(), [tiny])
+
+
+@pytest.mark.parametrize("broken,message", [
+    ("a traceback", r".*ragged\.csv raised PluginError: .*expected a DataError naming the file"),
+    ("unnamed errors", r"the error for .*empty\.csv does not name the file: empty"),
+    ("streams short", r"stream\(.*tiny\.csv, rows=1, start=0\) joined: 2 rows"),
+])
+def test_check_loader_catches_each_broken_property(tiny, broken, message):
+    ragged = tiny.with_name("ragged.csv")
+    ragged.write_text("id,a,b\nx,0.5\n")
+    with pytest.raises(AssertionError, match=rf"^loader tiny_csv: {message}"):
+        check_loader(_Csv(broken), [tiny], bad_files=[ragged])
+
+
+def test_check_loader_refuses_a_bad_file_that_loads(tiny, tmp_path):
+    with pytest.raises(AssertionError, match=r"tiny\.csv loaded; it is one of the bad files it must refuse"):
+        check_loader(_Csv(), [tiny], bad_files=[tiny])
+
+
+class _Text(BaseComponent):
+    """A one-file report writer that breaks one property at a time."""
+
+    name = "tiny_text"
+    suffix = ".md"
+
+    def __init__(self, broken: str = "") -> None:
+        self.broken = broken
+
+    def render(self, results):
+        shown = [f"{r.system} {r.class_} {r.value}" for r in results.rows]
+        text = "\n".join(shown if self.broken == "raw names" else [s.encode("unicode_escape").decode() for s in shown])
+        return text.replace("<", "&lt;") if self.broken != "raw names" else text
+
+
+class _Pages(_Text):
+    """Writes two files itself; ``broken``: with open(), not atomic_write."""
+
+    def write(self, results, out):
+        from evalkit.reporting import atomic_write
+
+        paths = [out.with_name(f"{out.name}-{part}{self.suffix}") for part in ("a", "b")]
+        for path in paths:
+            if self.broken == "not atomic":
+                path.write_text(self.render(results) + results.name)
+            else:
+                atomic_write(path, self.render(results) + results.name)
+        return paths
+
+
+def test_correct_report_writers_pass():
+    check_report_writer(_Text())
+    check_report_writer(_Pages())
+
+
+@pytest.mark.parametrize("writer,message", [
+    (_Text("raw names"), r"report\.md holds the control character '\\x1b' raw"),
+    (_Pages("not atomic"), r"a failed write changed \['report-a\.md'\] and left \[\]: write each file with "
+                           r"evalkit\.plugin\.atomic_write"),
+])
+def test_check_report_writer_catches_each_broken_property(writer, message):
+    with pytest.raises(AssertionError, match=rf"^report writer tiny_text: {message}"):
+        check_report_writer(writer)

@@ -28,13 +28,13 @@ LAYERS: list[tuple[str, list[str]]] = [
     ).split()),
     ("data types",
      "components score_series items data table cells results config arrays weights time_units state settings".split()),
-    ("plugin boundary", "protocols contracts registry hookspecs discovery testing scaffold".split()),
+    ("plugin boundary", "protocols contracts registry hookspecs discovery scaffold".split()),
     ("plan", "axes sweeps sources plan schema".split()),
     ("run", "engine uncertainty reduction streaming dask_engine execute evaluator".split()),
     ("presentation", "reporting pivot folding glossary listing".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers
     # are plugins); like api.py it is a way in, and nothing inside evalkit imports it.
-    ("entry points", "__init__ __main__ api cli metrics torch_metrics plugin".split()),
+    ("entry points", "__init__ __main__ api cli metrics torch_metrics plugin testing file_checks".split()),
 ]
 
 
