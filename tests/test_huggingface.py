@@ -178,6 +178,11 @@ def test_bad_input_gets_evalkits_messages(load):
         module.compute(predictions=[[0.5, 0.2]], references=[[1.0, 0.0]], average="macro")
     with pytest.raises(DataError, match=r"outside \[0, 1\]"):
         load("fuzzy_f1").compute(predictions=[[1.5, 0.2]], references=[[1.0, 0.0]])
+    ragged = load("fuzzy_f1")  # batches of different widths: evaluate buffers them; evalkit refuses them
+    ragged.add_batch(predictions=[[0.5, 0.2]], references=[[1.0, 0.0]])
+    ragged.add_batch(predictions=[[0.5, 0.2, 0.1]], references=[[1.0, 0.0, 0.3]])
+    with pytest.raises(DataError, match="rows of equal length .*; row 2 has 3 values, row 1 has 2"):
+        ragged.compute()
     with pytest.raises(ConfigError, match="unknown tnorm 'minimun'. Did you mean 'minimum'"):
         load("fuzzy_f1").compute(predictions=[[0.5, 0.2]], references=[[1.0, 0.0]], tnorm="minimun")
 
