@@ -101,7 +101,7 @@ Args:
         {"name": "hamacher", "p": 0.5}, ... (`evalkit plugins --kind tnorm`).
     averaging: "micro" (default), "macro", "weighted", "samples" or "none" (one value per class).
     zero_division: the value of 0/0 (default 0.0), or "nan".
-    classes: the class names, one per column (default "class 0", "class 1", ...).
+    classes: the class names, one per column (default "0", "1", ...).
     sample_weight: one weight per sample.
     metrics: some of the module's metrics (default: all of them), e.g. the error rates without
         substitution_rate under class-wise averaging, where it has no value.
