@@ -1,6 +1,6 @@
 """Unknown keyword arguments of the Python API answered with the keyword meant.
 
-People arrive with scikit-learn's or torchmetrics' names in their fingers (``average=``,
+People arrive with scikit-learn's, torchmetrics' or Hugging Face's names in their fingers (``average=``,
 ``y_true=``); Python's own message ("unexpected keyword argument") does not say what to write.
 """
 
@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 ALIASES = {
     "average": "averaging", "y_true": "reference", "y_pred": "prediction", "target": "reference",
     "preds": "prediction", "metric": "metrics", "t_norm": "tnorm", "weights": "sample_weight",
+    # Hugging Face evaluate's (evalkit.hf has its modules)
+    "references": "reference", "predictions": "prediction",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])

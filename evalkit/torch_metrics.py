@@ -39,8 +39,10 @@ from evalkit.state import State
 
 __all__ = [
     "EvalkitMetric",
+    "FuzzyExactMatch",
     "FuzzyF1Score",
     "FuzzyFBetaScore",
+    "FuzzyHammingDistance",
     "FuzzyHammingLoss",
     "FuzzyJaccardIndex",
     "FuzzyPrecision",
@@ -219,6 +221,18 @@ class EvalkitMetric(Metric):
             for label, v in grouped.items()
         }
 
+    def plot(self, val: Any = None, ax: Any = None) -> Any:
+        """``(fig, ax)``: a value of ``compute()`` or ``forward()`` (default: ``compute()`` now), or
+        a sequence of them as steps, drawn by torchmetrics' own helper as its metrics draw theirs;
+        per-class values are one point (or, over steps, one line) per class, named by class."""
+        fig, ax = self._plot(val, ax)
+        legend = ax.get_legend()
+        classes = self._template.classes
+        if legend is not None and [t.get_text() for t in legend.get_texts()] == [str(i) for i in range(len(classes))]:
+            for text, name in zip(legend.get_texts(), classes):
+                text.set_text(name)
+        return fig, ax
+
     def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
         """Add another metric's states (or a dict of them, torchmetrics' ``metric_state``), once
         they are known to be sums of the same thing: a metric of other components, settings or
@@ -281,6 +295,8 @@ class _OneMetric(EvalkitMetric):
 
     metric: ClassVar[Spec]
     higher_is_better = True
+    plot_lower_bound = 0.0  # every one is a share
+    plot_upper_bound = 1.0
 
     def __init__(self, *, classes: int | Sequence[str], _spec: Spec | None = None, **kwargs: Any) -> None:
         if "metrics" in kwargs:
@@ -321,6 +337,17 @@ class FuzzyHammingLoss(_OneMetric):
 
     metric = "hamming_loss"
     higher_is_better = False
+
+
+class FuzzyHammingDistance(FuzzyHammingLoss):
+    """torchmetrics' name (``MultilabelHammingDistance``) for :class:`FuzzyHammingLoss`."""
+
+
+class FuzzyExactMatch(_OneMetric):
+    """The mean over samples of min over classes of 1 − |μG − μP|: the exact match ratio (subset
+    accuracy) on 0/1 labels; T-norm and averaging do not enter (``update(preds, target)``, preds first)."""
+
+    metric = "exact_match_ratio"
 
 
 class FuzzyFBetaScore(_OneMetric):

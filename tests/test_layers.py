@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("presentation", "reporting pivot folding glossary listing".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers
     # are plugins); like api.py it is a way in, and nothing inside evalkit imports it.
-    ("entry points", "__init__ __main__ api cli metrics torch_metrics plugin testing file_checks".split()),
+    ("entry points", "__init__ __main__ api cli metrics torch_metrics hf plugin testing file_checks".split()),
 ]
 
 

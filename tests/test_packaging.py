@@ -35,6 +35,8 @@ def test_the_wheel_and_sdist_build_and_pass_twine_check(tmp_path):
     packages = {n.split("/")[0] for n in names if n.endswith("__init__.py")}
     assert {n.split("/")[0] for n in names if n.endswith("/py.typed")} == packages
     assert packages == {"evalkit"} | {p.name for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists()}
+    # the scripts evaluate.load takes by path (evalkit.hf.module)
+    assert {f"evalkit/hf_modules/{p.name}" for p in (ROOT / "evalkit" / "hf_modules").glob("*.py")} <= set(names)
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
     assert "Classifier: Typing :: Typed" in metadata
     assert f"Version: {evalkit.__version__}" in metadata

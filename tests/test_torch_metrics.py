@@ -25,8 +25,10 @@ import evalkit
 from evalkit.errors import ConfigError, DataError
 from evalkit.torch_metrics import (
     EvalkitMetric,
+    FuzzyExactMatch,
     FuzzyF1Score,
     FuzzyFBetaScore,
+    FuzzyHammingDistance,
     FuzzyHammingLoss,
     FuzzyJaccardIndex,
     FuzzyPrecision,
@@ -370,3 +372,98 @@ def test_torch_batches_of_other_widths_are_refused_as_the_evaluator_refuses_them
         both = [np.concatenate(side) for side in zip(*taken)]
         want = evalkit.Evaluator(averaging="macro", metrics=["f1"]).update(*both).values()
         assert metric.compute().item() == pytest.approx(next(iter(want.values())), rel=1e-12)
+
+
+# ------------------------------------------------------------ torchmetrics conventions (issue 27, item 3)
+
+#: every one-metric class, with the Evaluator's spec of its metric
+CLASSES = [
+    (FuzzyPrecision, {}, "precision"), (FuzzyRecall, {}, "recall"), (FuzzyF1Score, {}, "f1"),
+    (FuzzyFBetaScore, {"beta": 2.0}, {"name": "fbeta", "beta": 2.0}), (FuzzyJaccardIndex, {}, "jaccard"),
+    (FuzzyHammingLoss, {}, "hamming_loss"), (FuzzyHammingDistance, {}, "hamming_loss"),
+    (FuzzyExactMatch, {}, "exact_match_ratio"),
+]
+
+
+def one_value(ref, pred, spec, **settings) -> float:
+    (value,) = expected(ref, pred, metrics=[spec], **settings).values()
+    return float(value)
+
+
+@pytest.mark.parametrize("average", ["micro", "macro", "samples"])
+def test_exact_match_and_hamming_distance_are_scikit_learns_on_crisp_labels(average):
+    from sklearn.metrics import accuracy_score, hamming_loss
+
+    rng = np.random.default_rng(20)
+    ref, pred = rng.integers(0, 2, (90, 4)), rng.integers(0, 2, (90, 4))
+    ref[:10] = pred[:10]  # exact matches happen
+    exact, hamming = FuzzyExactMatch(classes=4, averaging=average), FuzzyHammingDistance(classes=4, averaging=average)
+    for part in np.array_split(np.arange(90), 3):
+        exact.update(torch.tensor(pred[part]), torch.tensor(ref[part]))
+        hamming.update(torch.tensor(pred[part]), torch.tensor(ref[part]))
+    # a mean of 0/1 over 90 samples and a count over 360 cells: scikit-learn rounds the same ratio
+    assert exact.compute().item() == pytest.approx(accuracy_score(ref, pred), rel=1e-12)
+    assert hamming.compute().item() == pytest.approx(hamming_loss(ref, pred), rel=1e-12)
+    assert not hamming.higher_is_better and exact.higher_is_better
+
+
+def test_exact_match_and_hamming_distance_on_soft_labels_are_the_evaluators():
+    ref, pred = data(21)
+    for cls, spec in ((FuzzyExactMatch, "exact_match_ratio"), (FuzzyHammingDistance, "hamming_loss")):
+        metric = cls(classes=5, tnorm="product")
+        for part in np.array_split(np.arange(120), 4):
+            metric.update(torch.tensor(pred[part]), torch.tensor(ref[part]))
+        assert metric.compute().item() == pytest.approx(one_value(ref, pred, spec, tnorm="product"), rel=1e-12)
+
+
+def test_every_class_in_a_metric_collection_forward_clone_and_pickle():
+    """A MetricCollection of every class: forward() gives each batch's values, compute() those of
+    all the batches; a clone() and a pickled copy carry on from the same states."""
+    from torchmetrics import MetricCollection
+
+    ref, pred = data(22)
+    collection = MetricCollection({cls.__name__: cls(classes=5, averaging="macro", **kw) for cls, kw, _ in CLASSES})
+    parts = np.array_split(np.arange(120), 3)
+    for part in parts[:2]:
+        batch = collection(torch.tensor(pred[part]), torch.tensor(ref[part]))
+        for cls, _, spec in CLASSES:  # each batch alone (the Evaluator on it)
+            want = one_value(ref[part], pred[part], spec, averaging="macro")
+            assert batch[cls.__name__].item() == pytest.approx(want, rel=1e-12)
+    for copy in (collection.clone(), pickle.loads(pickle.dumps(collection)), collection):
+        copy.update(torch.tensor(pred[parts[2]]), torch.tensor(ref[parts[2]]))
+        values = copy.compute()
+        for cls, _, spec in CLASSES:
+            assert values[cls.__name__].item() == pytest.approx(one_value(ref, pred, spec, averaging="macro"), rel=1e-12)
+
+
+def test_plot_draws_a_value_steps_and_classes_with_torchmetrics_helper():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ref, pred = data(23)
+    f1 = FuzzyF1Score(classes=5)
+    steps = [f1(torch.tensor(pred[part]), torch.tensor(ref[part])) for part in np.array_split(np.arange(120), 4)]
+    fig, ax = f1.plot()  # the value now: one point
+    assert isinstance(fig, matplotlib.figure.Figure) and isinstance(ax, matplotlib.axes.Axes)
+    (line,) = [line for line in ax.get_lines() if len(line.get_ydata()) == 1]
+    assert line.get_ydata()[0] == f1.compute().item()  # the value drawn is the value computed
+    assert ax.get_ylabel() == "FuzzyF1Score" and ax.get_ylim() == pytest.approx((-0.1, 1.1))  # a share's bounds
+    _, ax = f1.plot(steps)  # a sequence: one line over the steps
+    assert [list(line.get_ydata()) for line in ax.get_lines() if len(line.get_ydata()) == 4] == [[s.item() for s in steps]]
+    names = ["speech", "music", "birds", "car", "dog"]
+    per_class = FuzzyRecall(classes=names, averaging="none")
+    per_class.update(torch.tensor(pred), torch.tensor(ref))
+    fig, ax = per_class.plot()  # one point per class, named by class
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == names
+    drawn = [line.get_ydata()[0] for line in ax.get_lines() if line.get_label() in {str(i) for i in range(5)}]
+    assert drawn == list(per_class.compute().numpy())
+    _, ax = plt.subplots()
+    assert per_class.plot([per_class.compute()] * 3, ax=ax)[1] is ax  # on the caller's axes
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == names
+    several = EvalkitMetric(classes=5, metrics=["precision", "kld"])
+    several.update(torch.tensor(pred), torch.tensor(ref))
+    _, ax = several.plot()  # {metric: value}: one point per metric
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["precision", "kld"]
+    plt.close("all")

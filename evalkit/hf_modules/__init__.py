@@ -1,0 +1,1 @@
+"""The ``evaluate`` module scripts: ``evaluate.load(evalkit.hf.module(NAME))`` loads one."""
