@@ -63,7 +63,9 @@ def commands() -> dict[str, list[str]]:
 def environment(tree: Path | None) -> dict[str, str]:
     env = dict(os.environ)
     if tree is not None:
-        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (tree, tree / "plugins"))
+        # a tree of the src layout, or an export from before it (the core at the top, plugins/)
+        paths = [tree / "src"] if (tree / "src").is_dir() else [tree, tree / "plugins"]
+        env["PYTHONPATH"] = os.pathsep.join(map(str, paths))
     return env
 
 

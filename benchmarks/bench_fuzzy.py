@@ -181,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         failures = "; ".join(str(f) for f in registry.failures) or "none reported"
         print(
             f"error: no 'minimum' T-norm is registered (plugin failures: {failures}). If "
-            "plugins/evalkit_tnorms exists but was added after `pip install -e .`, re-run that install "
-            "(the editable finder maps only the packages present at install time) or set PYTHONPATH=plugins",
+            "src/evalkit_tnorms exists but was added after `pip install -e .`, re-run that install "
+            "(the editable finder maps only the packages present at install time) or set PYTHONPATH=src",
             file=sys.stderr,
         )
         return 2

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ROOT / "evalkit"
+CORE = ROOT / "src" / "evalkit"
 
 #: Lowest first. A module may import from its own layer (``test_structure`` keeps that acyclic) or below.
 LAYERS: list[tuple[str, list[str]]] = [

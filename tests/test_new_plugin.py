@@ -52,6 +52,11 @@ def test_the_printed_commands_work_from_the_folder_that_holds_a_checkout(tmp_pat
     scripts = fresh_venv.fresh_venv(tmp_path / "venv")
     checkout = fresh_venv.source_copy(ROOT, tmp_path / "evalkit")
     fresh_venv.run(scripts / "python", *fresh_venv.PIP, "-e", checkout, plugins="evalkit-mysim")
+    # From the folder above the checkout, `evalkit` is the package, not the checkout's folder
+    # imported as a namespace package (the src layout: an editable install is a path on sys.path).
+    imported = fresh_venv.run(scripts / "python", "-c", "import evalkit; print(evalkit.__file__, evalkit.evaluate.__name__)",
+                              plugins="evalkit-mysim", cwd=tmp_path).stdout
+    assert imported == f"{checkout / 'src' / 'evalkit' / '__init__.py'} evaluate\n"
     made = fresh_venv.run(scripts / "evalkit", "new-plugin", "mysim", plugins="evalkit-mysim", cwd=tmp_path).stdout
     line = next(line.removeprefix("next: ") for line in made.splitlines() if line.startswith("next: "))
     # pip offline as the other installs here; the line itself is the one printed

@@ -34,9 +34,9 @@ def test_the_wheel_and_sdist_build_and_pass_twine_check(tmp_path):
         metadata = wheel.read(f"evalkit-{evalkit.__version__}.dist-info/METADATA").decode()
     packages = {n.split("/")[0] for n in names if n.endswith("__init__.py")}
     assert {n.split("/")[0] for n in names if n.endswith("/py.typed")} == packages
-    assert packages == {"evalkit"} | {p.name for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").exists()}
+    assert packages == {p.name for p in (ROOT / "src").iterdir() if (p / "__init__.py").exists()}
     # the scripts evaluate.load takes by path (evalkit.hf.module)
-    assert {f"evalkit/hf_modules/{p.name}" for p in (ROOT / "evalkit" / "hf_modules").glob("*.py")} <= set(names)
+    assert {f"evalkit/hf_modules/{p.name}" for p in (ROOT / "src" / "evalkit" / "hf_modules").glob("*.py")} <= set(names)
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata
     assert "Classifier: Typing :: Typed" in metadata
     assert f"Version: {evalkit.__version__}" in metadata
@@ -47,6 +47,6 @@ def test_the_version_is_written_in_one_place():
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in pyproject and 'version = {attr = "evalkit.version.__version__"}' in pyproject
     assert not re.search(r"^version\s*=\s*\"", pyproject, re.MULTILINE)  # no literal version
-    setting = [p for p in [*(ROOT / "evalkit").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]
+    setting = [p for p in (ROOT / "src").rglob("*.py")
                if re.search(r"^__version__\s*=", p.read_text(), re.MULTILINE)]
-    assert setting == [ROOT / "evalkit" / "version.py"]
+    assert setting == [ROOT / "src" / "evalkit" / "version.py"]

@@ -174,7 +174,7 @@ AFTER_THE_PLAN = ("execute.py", "engine.py", "uncertainty.py", "reporting.py", "
 
 @pytest.mark.parametrize("module", AFTER_THE_PLAN)
 def test_nothing_after_the_plan_raises_a_config_error(module):
-    tree = ast.parse((ROOT / "evalkit" / module).read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "src" / "evalkit" / module).read_text(encoding="utf-8"))
     raised = [
         node.lineno for node in ast.walk(tree)
         if isinstance(node, ast.Raise) and node.exc is not None and "ConfigError" in ast.unparse(node.exc)

@@ -36,7 +36,7 @@ USER_API = {"evaluate", "run"}
 
 def plugin_modules() -> list[Path]:
     """Every module of every built-in plugin and of the GPS example's package."""
-    return sorted(ROOT.glob("plugins/evalkit_*/**/*.py")) + sorted((GPS / "evalkit_gps").glob("**/*.py"))
+    return sorted(ROOT.glob("src/evalkit_*/**/*.py")) + sorted((GPS / "evalkit_gps").glob("**/*.py"))
 
 
 def forbidden_imports(path: Path, test: bool) -> list[str]:
@@ -197,7 +197,7 @@ def _string_calls(path: Path, functions: set[str]) -> list[tuple[int, str, str]]
 
 def test_optional_members_are_read_only_through_optional():
     declared = {m.name for members in OPTIONAL.values() for m in members}
-    files = sorted(ROOT.glob("evalkit/*.py")) + plugin_modules() + [ROOT / "docs" / "hooks" / "evalkit_docs.py"]
+    files = sorted(ROOT.glob("src/evalkit/*.py")) + plugin_modules() + [ROOT / "docs" / "hooks" / "evalkit_docs.py"]
     read = [(f, line, n) for f in files for line, _, n in _string_calls(f, {"optional"})]
     assert {n for _, _, n in read} == declared, "every declared member is read somewhere, and no other"
     bypass = [

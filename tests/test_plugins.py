@@ -53,7 +53,7 @@ def registry_with(**plugins):
 
 def test_entry_points_list_every_builtin_package(root: Path):
     table = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]["evalkit"]
-    packages = {p.name for p in (root / "plugins").iterdir() if p.name.startswith("evalkit_")}
+    packages = {p.name for p in (root / "src").iterdir() if p.name.startswith("evalkit_")}
     assert set(table.values()) == packages
 
 

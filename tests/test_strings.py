@@ -1,4 +1,4 @@
-"""The string similarities (plugins/evalkit_strings) and the author kit's similarity check.
+"""The string similarities (src/evalkit_strings) and the author kit's similarity check.
 
 Every expected value is derived here, not measured: edit distances come from plain-Python
 dynamic programs written below (independent of rapidfuzz), the paper values from Fränti &

@@ -1,4 +1,4 @@
-"""The built-in T-norms (plugins/evalkit_tnorms) and the author kit's T-norm checks.
+"""The built-in T-norms (src/evalkit_tnorms) and the author kit's T-norm checks.
 
 Every family is checked over its whole parameter range, limits included: by the author kit
 (evalkit.testing.check_tnorm), by hypothesis properties on floats in [0, 1], and against the

@@ -1,6 +1,6 @@
 """Plugin discovery: entry points of group ``evalkit``, each registration hook called once.
 
-Built-in plugins (the ``evalkit_*`` packages under ``plugins/``) come through the same entry
+Built-in plugins (the ``evalkit_*`` packages under ``src/``, beside evalkit) come through the same entry
 points as third-party ones. Loading is done by our own loop rather than pluggy's
 ``load_setuptools_entrypoints`` so that one broken plugin is reported and the others still load.
 

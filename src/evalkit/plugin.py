@@ -3,7 +3,7 @@
 This is evalkit's stable surface for plugin code (and :mod:`evalkit.testing`, the author kit,
 for plugin tests). Every other module of evalkit is internal: it may change in any release.
 What may change here, and how, is stated by :data:`CONTRACT_VERSION` (see
-:mod:`evalkit.hookspecs`). evalkit's own plugins under ``plugins/`` import from nothing else,
+:mod:`evalkit.hookspecs`). evalkit's own plugins (the ``evalkit_*`` packages under ``src/``) import from nothing else,
 so a third party can do whatever they do.
 
 It holds what a plugin needs, no more: what a component implements, receives and raises
