@@ -1,8 +1,9 @@
 """Tidy result rows: every table, plot, report and JSON document is rendered from these.
 
 A run's JSON document (the json report, ``evalkit run --format json``) reads back into equal
-:class:`Results` with :meth:`Results.from_json`; :meth:`Results.to_pandas` and
-:meth:`Results.pivot` give DataFrames named as the reports are.
+:class:`Results` with :meth:`Results.from_json`, and its Parquet tables (the parquet report) with
+:meth:`Results.from_parquet`; :meth:`Results.to_pandas`, :meth:`Results.pivot` and
+:meth:`Results.per_sample` give DataFrames named as the reports are.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
 COLUMNS = (
     "system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level",
     "sweep", "sweep_value", "value", "ci_low", "ci_high",
+)
+
+#: The columns of a per-sample table (:meth:`Results.per_sample`, the reports' per-sample files).
+SAMPLE_COLUMNS = (
+    "sample", "system", "representation", "similarity", "tnorm", "metric", "sweep", "sweep_value", "value",
 )
 
 #: The columns that say what a value is, which tables pivot on.
@@ -194,6 +200,53 @@ def _curve_row(record: Any, where: str) -> CurveRow:
 
 
 @dataclass(frozen=True)
+class SampleValues:
+    """One per-sample quantity of one system under one combination of components (at one sweep
+    value), on each of some samples: a set metric as ``samples`` averaging takes it on one
+    sample (its cells summed over classes), or one of the sample's counts (:data:`COUNTS`).
+    ``samples`` are sample ids; a sample of data without ids is named by its row, from 0."""
+
+    system: str
+    representation: str | None
+    similarity: str | None
+    tnorm: str | None
+    metric: str
+    samples: tuple[str, ...]
+    values: tuple[float, ...]
+    sweep: str | None = None
+    sweep_value: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system, "representation": self.representation, "similarity": self.similarity,
+            "tnorm": self.tnorm, "metric": self.metric, "sweep": self.sweep, "sweep_value": self.sweep_value,
+            "samples": list(self.samples), "values": [_number(v) for v in self.values],
+        }
+
+
+#: A sample's counts, beside its set metrics: |G|, |P| and |G ∩ P| summed over its classes
+#: (sed_eval's Nref, Nsys and Ntp, for the event representations), FN = |G| − |G ∩ P|,
+#: FP = |P| − |G ∩ P|, and, when the run has an error rate, its substitutions S (the
+#: representation's, or min(FN, FP)), deletions FN − S and insertions FP − S.
+COUNTS = ("n_ref", "n_sys", "tp", "fn", "fp")
+ERROR_COUNTS = ("substitutions", "deletions", "insertions")
+
+
+def _sample_values(record: Any, where: str) -> SampleValues:
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: not an object")
+    got = _record(record, where, ("system", "representation", "similarity", "tnorm", "metric", "sweep", "sweep_value"))
+    samples, values = record.get("samples"), record.get("values")
+    if not isinstance(samples, list) or not all(isinstance(s, str) for s in samples):
+        raise DataError(f"{where}.samples: not a list of sample ids (text)")
+    if not isinstance(values, list) or len(values) != len(samples) or not all(
+        v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values
+    ):
+        raise DataError(f"{where}.values: not a list of numbers (or null), one per sample")
+    return SampleValues(**got, samples=tuple(samples), values=tuple(math.nan if v is None else float(v) for v in values))
+
+
+@dataclass(frozen=True)
 class Agreement:
     """Kendall's τ between the system rankings of two measures (each oriented so that higher is
     better), over ``n_systems`` systems."""
@@ -231,6 +284,7 @@ class Results:
     reports: list[str] = field(default_factory=list)  # the report files written (not a result)
     curves: list[CurveRow] = field(default_factory=list)
     lower_is_better: list[str] = field(default_factory=list)  # metrics that improve as they fall (a loss)
+    sample_values: list[SampleValues] = field(default_factory=list)  # with `per_sample: true`
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -242,6 +296,7 @@ class Results:
             "agreement": [a.as_dict() for a in self.agreement],
             "curves": [c.as_dict() for c in self.curves],
             "lower_is_better": self.lower_is_better,
+            "per_sample": [v.as_dict() for v in self.sample_values],
             "notes": self.notes,
             "config": self.config,
             "provenance": self.provenance,
@@ -293,6 +348,33 @@ class Results:
             values = [np.nan if d[column] is None else d[column] for d in dicts]
             data[column] = pd.Series(values, dtype=text if kind is str else np.int64 if null is _NEVER else np.float64)
         return pd.DataFrame(data, columns=list(columns))
+
+    def per_sample(self) -> pd.DataFrame:
+        """Each sample's values, one per line: ``sample``, ``system``, the components, ``metric``
+        (a set metric of the run, or a count: ``n_ref``, ``n_sys``, ``tp``, ``fn``, ``fp``, and
+        ``substitutions``, ``deletions``, ``insertions`` with an error rate), the sweep and
+        ``value``; typed as :meth:`to_pandas` types them. The mean of a metric's defined values
+        over a system's samples is its ``samples`` average. A run computes them only when its
+        config says ``per_sample: true``: results without them are a
+        :class:`~evalkit.errors.ConfigError` saying so."""
+        import pandas as pd
+
+        if not self.sample_values:
+            raise ConfigError(
+                "per_sample(): these results hold no per-sample values; a run computes them when its config says "
+                "`per_sample: true`"
+            )
+        text = pd.Series(["text"]).dtype
+        blocks = self.sample_values
+        sizes = [len(b.samples) for b in blocks]
+        data: dict[str, Any] = {"sample": pd.Series([s for b in blocks for s in b.samples], dtype=text)}
+        for column in SAMPLE_COLUMNS[1:-2]:  # a label that does not apply is NaN, as in to_pandas
+            labels = np.array([np.nan if getattr(b, column) is None else getattr(b, column) for b in blocks], dtype=object)
+            data[column] = pd.Series(np.repeat(labels, sizes), dtype=text)
+        data["sweep_value"] = np.repeat(np.array([np.nan if b.sweep_value is None else b.sweep_value for b in blocks],
+                                                 dtype=np.float64), sizes)
+        data["value"] = np.concatenate([np.asarray(b.values, dtype=np.float64) for b in blocks])
+        return pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
 
     def pivot(
         self, index: str | Sequence[str] | None = None, columns: str = "averaging", values: str = "value",
@@ -506,7 +588,9 @@ def _document(document: Any, where: str) -> Results:
     lower = records("lower_is_better")
     if not all(isinstance(m, str) for m in lower):
         raise DataError(f"{where}: `lower_is_better` holds something other than metric names")
-    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower)
+    sample_values = [_sample_values(v, f"{where}: per_sample[{i}]") for i, v in enumerate(records("per_sample"))]
+    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower,
+                   sample_values=sample_values)
 
 
 def _interval_optional(record: Any) -> Any:
