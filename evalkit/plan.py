@@ -27,7 +27,7 @@ from evalkit.axes import Axes, Component, resolve, unweighted
 from evalkit.config import LoadedConfig, RunConfig, Runs, as_list
 from evalkit.data import match_classes
 from evalkit.errors import ConfigError, DataError, shortened
-from evalkit.protocols import optional, report_pattern
+from evalkit.protocols import optional, report_file, report_pattern
 from evalkit.registry import Registry
 from evalkit.settings import Settings, settings_of
 from evalkit.sources import check_inline, declared_classes, find_loader, source_path
@@ -329,7 +329,8 @@ def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Pla
                 f"{place}: the reports would be written inside the input folder {source}; choose an `out:` outside it"
             )
         for name, writer in writers.items():
-            if source.parent == out.parent and fnmatch.fnmatchcase(source.name, report_pattern(out, writer)):
+            if source.parent == out.parent and (source.name == report_file(out, writer).name  # csv, parquet: and NAME-*
+                                                or fnmatch.fnmatchcase(source.name, report_pattern(out, writer))):
                 raise ConfigError(
                     f"{place}: the {name} report would replace the input {source}; choose another `out:`"
                 )

@@ -323,6 +323,61 @@ class Results:
                 text = Path(source).read_text(encoding="utf-8-sig")
         return _document(parse_json(text, where), where)
 
+    def to_parquet(self) -> dict[str, bytes]:
+        """The Parquet files of the parquet report, by the part of their name after the report's
+        (``""``: ``NAME.parquet``; ``"-curves"``: ``NAME-curves.parquet``): the rows, with the
+        rest of the JSON document (name, notes, config, provenance) in the file's metadata, and
+        one file each for the paired tests, the rank agreement, the curves (a line per curve, its
+        points as lists) and the per-sample values (tidy, as :meth:`per_sample`). Columns are
+        typed (text, float64, int64, lists of float64); null is what JSON's null is."""
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        document = self.as_dict()
+        records = {
+            "rows": document.pop("rows"), **{key: document.pop(key) for key in ("comparisons", "agreement", "curves")},
+            "per_sample": [
+                {"sample": sample, **{k: v for k, v in block.items() if k not in ("samples", "values")}, "value": value}
+                for block in document.pop("per_sample") for sample, value in zip(block["samples"], block["values"])
+            ],
+        }
+        files = {}
+        for table, schema in _parquet_schemas(pa).items():
+            data = pa.Table.from_pylist(records[table], schema=schema)
+            if table == "rows":
+                data = data.replace_schema_metadata({_PARQUET_KEY: json.dumps(document)})
+            sink = pa.BufferOutputStream()
+            pq.write_table(data, sink)
+            files["" if table == "rows" else f"-{table}"] = sink.getvalue().to_pybytes()
+        return files
+
+    @classmethod
+    def from_parquet(cls, source: str | os.PathLike[str]) -> Results:
+        """The results of a parquet report: ``source`` is its ``NAME.parquet``, whose companions
+        ``NAME-comparisons.parquet``, ``NAME-agreement.parquet``, ``NAME-curves.parquet`` and
+        ``NAME-per_sample.parquet`` lie beside it. They read back equal to the JSON document's
+        results (:meth:`from_json`); a file that is not such a report is a
+        :class:`~evalkit.errors.DataError` naming it."""
+        from evalkit.loading import parse_json, read_parquet
+
+        path = Path(source)
+        main = read_parquet(path, 64, "Python values")
+        metadata = (main.schema.metadata or {}).get(_PARQUET_KEY.encode())
+        if metadata is None:
+            raise DataError(f"{path}: not an evalkit parquet report (its metadata has no `{_PARQUET_KEY}` key; "
+                            "read the NAME.parquet of a parquet report, not one of its NAME-*.parquet companions)")
+        document = parse_json(metadata.decode("utf-8"), f"{path} (its metadata)")
+        if not isinstance(document, dict):
+            raise DataError(f"{path}: its metadata `{_PARQUET_KEY}` is not a JSON object")
+        document["rows"] = main.to_pylist()
+        for table in ("comparisons", "agreement", "curves", "per_sample"):
+            companion = path.with_name(f"{path.stem}-{table}{path.suffix}")
+            if not companion.is_file():
+                raise DataError(f"{path}: its companion {companion} is missing; copy the parquet report's files together")
+            document[table] = read_parquet(companion, 64, "Python values").to_pylist()
+        document["per_sample"] = _sample_blocks(document["per_sample"])
+        return _document(document, str(path))
+
     def to_pandas(self, what: str = "rows") -> pd.DataFrame:
         """A DataFrame of the ``rows`` (the columns of the CSV report: ``class``, not
         ``class_``), or of the paired tests (``"comparisons"``) or the rank ``"agreement"``
@@ -530,6 +585,36 @@ def _shown(value: Any) -> str:
 
 _COMPARISON_COLUMNS = tuple(f.name for f in fields(Comparison))
 _AGREEMENT_COLUMNS = ("measure_a", "measure_b", "tau", "p_value", "n_systems")
+_CURVE_COLUMNS = ("system", "metric", "class", "sweep_value", "x_label", "y_label", "steps", "x", "y")
+#: The metadata key of a parquet report's rows file that holds the rest of the JSON document.
+_PARQUET_KEY = "evalkit"
+
+
+def _parquet_schemas(pa: Any) -> dict[str, Any]:
+    """The typed columns of each table of a parquet report (by :data:`_FIELDS`, as from_json reads them)."""
+
+    def typed(columns: Sequence[str]) -> Any:
+        kinds = {float: pa.float64(), int: pa.int64(), str: pa.string()}
+        return pa.schema([(c, kinds[_FIELDS.get(c, (str, None))[0]]) for c in columns])
+
+    points = pa.list_(pa.float64())
+    curves = [(c, points if c in ("x", "y") else pa.bool_() if c == "steps" else typed([c]).field(0).type)
+              for c in _CURVE_COLUMNS]
+    return {"rows": typed(COLUMNS), "comparisons": typed(_COMPARISON_COLUMNS), "agreement": typed(_AGREEMENT_COLUMNS),
+            "curves": pa.schema(curves), "per_sample": typed(SAMPLE_COLUMNS)}
+
+
+def _sample_blocks(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tidy per-sample records as the JSON document's blocks: consecutive records of one system,
+    components, metric and sweep value make one block."""
+    blocks: list[dict[str, Any]] = []
+    for record in records:
+        labels = {k: v for k, v in record.items() if k not in ("sample", "value")}
+        if not blocks or any(blocks[-1][k] != v for k, v in labels.items()):
+            blocks.append({**labels, "samples": [], "values": []})
+        blocks[-1]["samples"].append(record.get("sample"))  # a record without one: an error naming the block
+        blocks[-1]["values"].append(record.get("value"))
+    return blocks
 
 
 def _document(document: Any, where: str) -> Results:
