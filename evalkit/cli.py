@@ -380,11 +380,14 @@ def validate(config: Path, engine: str | None) -> None:
     """Check CONFIG without running it: everything `run` checks before it reads a data value
     (components, parameters, data files and their loaders, sweeps, statistics, reports)."""
     from evalkit import api
+    from evalkit.budget import human
 
     _warn_failed_plugins()
-    api.plan(config, engine=engine)
+    checked = api.plan(config, engine=engine)
     with _printing(None, "the result"):
         click.echo(f"{config}: ok")
+        for need in (n for n in checked.needs if n.key == ("per_sample",)):  # what a user asked for, sized
+            click.echo(f"{config}: per_sample: {need.what}, about {human(need.bytes)} of memory while the reports are written")
 
 
 @main.command("new-plugin")

@@ -19,7 +19,7 @@ import numpy as np
 from evalkit.axes import Axes
 from evalkit.engine import _width, chunks
 from evalkit.protocols import optional
-from evalkit.results import COUNTS, ERROR_COUNTS, SampleValues
+from evalkit.results import COUNTS, ERROR_COUNTS, SampleValues, sample_quantities
 from evalkit.table import CardinalityTable, _per_sample, chunk_rows, metric_key
 
 
@@ -34,8 +34,8 @@ def sample_values(
     n, width, samples = len(reference), _width(reference), tuple(samples)  # one tuple, shared by every quantity
     metrics = axes.set_metrics
     errors = any(optional(m.obj, "substitutions") for m in metrics)
-    names = [*COUNTS, *(ERROR_COUNTS if errors else ()), *(m.label for m in metrics)]
-    keys = [*names[: len(names) - len(metrics)], *(metric_key(m.obj) for m in metrics)]
+    names = sample_quantities([m.label for m in metrics], errors)
+    keys = [*names[: len(names) - len(metrics)], *(metric_key(m.obj) for m in metrics)]  # as _of_table names them
     out = []
     for rep, tnorm, similarity in axes.set_combinations():
         labels = (rep.label, similarity.label if similarity else None, tnorm.label if tnorm else None)

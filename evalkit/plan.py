@@ -29,6 +29,7 @@ from evalkit.data import match_classes
 from evalkit.errors import ConfigError, DataError, shortened
 from evalkit.protocols import optional, report_file, report_pattern
 from evalkit.registry import Registry
+from evalkit.results import sample_quantities
 from evalkit.settings import Settings, settings_of
 from evalkit.sources import check_inline, declared_classes, find_loader, source_path
 from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
@@ -210,7 +211,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         if refused:
             raise ConfigError(f"{where('data', 'weights')}: {refused}")
     resampled = statistics is not None and (statistics.bootstrap is not None or statistics.test is not None)
-    if resampled or cfg.sweep is not None or _folders(plan):  # before the report folder is made
+    if resampled or cfg.sweep is not None or _folders(plan) or cfg.per_sample:  # before the report folder is made
         plan.needs = _needs(plan, resampled)
         _check_memory(plan.needs, where)
     if cfg.report is not None:
@@ -368,6 +369,10 @@ def _needs(plan: Plan, resampled: bool) -> list[budget.Need]:
     boot = statistics.bootstrap if statistics is not None else None
     needs = [budget.rows_need(len(plan.steps), len(plan.systems), measures, test is not None)] if plan.job.settings.sweep else []
     needs += _folder_needs(plan)
+    if plan.config.per_sample:
+        metrics = plan.axes.set_metrics
+        quantities = sample_quantities([m.label for m in metrics], any(optional(m.obj, "substitutions") for m in metrics))
+        needs.append(budget.per_sample_need(size.samples, len(plan.systems), len(plan.steps), combinations, len(quantities)))
     if not resampled:
         return needs
     return needs + budget.statistics_needs(

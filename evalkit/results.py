@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import itertools
 import json
 import math
 import os
@@ -232,6 +233,12 @@ COUNTS = ("n_ref", "n_sys", "tp", "fn", "fp")
 ERROR_COUNTS = ("substitutions", "deletions", "insertions")
 
 
+def sample_quantities(metrics: Sequence[str], errors: bool) -> list[str]:
+    """What each sample is given a value of: its counts (with ``errors``, when the run has an
+    error rate, its substitutions, deletions and insertions too), then the set ``metrics``."""
+    return [*COUNTS, *(ERROR_COUNTS if errors else ()), *metrics]
+
+
 def _sample_values(record: Any, where: str) -> SampleValues:
     if not isinstance(record, dict):
         raise DataError(f"{where}: not an object")
@@ -333,17 +340,19 @@ class Results:
         import pyarrow as pa  # type: ignore[import-untyped]
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-        document = self.as_dict()
-        records = {
-            "rows": document.pop("rows"), **{key: document.pop(key) for key in ("comparisons", "agreement", "curves")},
-            "per_sample": [
-                {"sample": sample, **{k: v for k, v in block.items() if k not in ("samples", "values")}, "value": value}
-                for block in document.pop("per_sample") for sample, value in zip(block["samples"], block["values"])
-            ],
-        }
+        document = {**self.as_dict(), "per_sample": []}
+        records = {key: document.pop(key) for key in ("rows", "comparisons", "agreement", "curves", "per_sample")}
         files = {}
         for table, schema in _parquet_schemas(pa).items():
-            data = pa.Table.from_pylist(records[table], schema=schema)
+            if table == "per_sample":  # by column: a record per value would take ten times the memory
+                blocks = self.sample_values
+                columns: dict[str, Any] = {"sample": [s for b in blocks for s in b.samples]}
+                for column in SAMPLE_COLUMNS[1:-1]:
+                    columns[column] = [v for b in blocks for v in itertools.repeat(getattr(b, column), len(b.samples))]
+                columns["value"] = [_number(v) for b in blocks for v in b.values]
+                data = pa.Table.from_pydict(columns, schema=schema)
+            else:
+                data = pa.Table.from_pylist(records[table], schema=schema)
             if table == "rows":
                 data = data.replace_schema_metadata({_PARQUET_KEY: json.dumps(document)})
             sink = pa.BufferOutputStream()

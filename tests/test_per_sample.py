@@ -11,10 +11,12 @@ import warnings
 import numpy as np
 import pytest
 import yaml
+from in_process import evalkit_cli
 from sklearn.metrics import f1_score, precision_score, recall_score
 from test_sed_eval_parity import LABELS, event_lists, write
 
 import evalkit
+from evalkit import budget
 from evalkit.errors import ConfigError
 from evalkit.results import COUNTS, ERROR_COUNTS, SAMPLE_COLUMNS, Results
 
@@ -180,3 +182,22 @@ def test_they_read_back_from_json():
     loaded = Results.from_json(results.to_json())
     assert loaded.to_json() == results.to_json()
     assert loaded.per_sample().equals(results.per_sample())  # NaN where undefined, on both sides
+
+
+def test_validate_says_how_many_values_the_run_keeps_and_a_run_too_large_is_refused_at_the_key(tmp_path, monkeypatch):
+    (tmp_path / "r.csv").write_text("id,a,b\n" + "".join(f"x{i},1,0\n" for i in range(40)), encoding="utf-8")
+    config = {"data": {"reference": "r.csv", "systems": {"s": "r.csv", "t": "r.csv"}},
+              "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"],
+              "metrics": ["f1", "error_rate"], "per_sample": True}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    done = evalkit_cli("validate", path, check=True)
+    # 41 lines (an upper bound on the samples, as the plan counts them) x 2 systems x 3 combinations
+    # (fuzzy with two T-norms, crisp) x (5 counts, 3 error counts, 2 metrics)
+    values = 41 * 2 * 3 * (len(COUNTS) + len(ERROR_COUNTS) + 2)
+    assert f"per_sample: {values:,} per-sample values (at most 41 samples x 2 systems x 3 combinations" in done.stdout
+    line = yaml.safe_dump(config).splitlines().index("per_sample: true") + 1
+    monkeypatch.setattr(budget, "available_memory", lambda: values * budget.SAMPLE_VALUE_BYTES - 1)  # a machine 1 byte short
+    with pytest.raises(ConfigError, match=rf"run.yaml:{line}:13: this run would need about .* per-sample values.*"
+                                          r"lower the samples, or leave out `per_sample: true`"):
+        evalkit.api.plan(path)
