@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import budget
+from evalkit.per_sample import timelines
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
+from evalkit.protocols import optional
 from evalkit.provenance import described_file, hashing
 from evalkit.reduction import Scored, prepare, reduce_partition, scored
 from evalkit.sources import load_source, source_path
@@ -49,6 +51,9 @@ def execute(plan: Plan, progress: Progress | None = None) -> Scored:
                              "compared, or the statistics' resamples"):
             tally = notes + reduce_partition(plan.job, partition, progress)
         out = scored(plan.job, tally, plan.reference.where)
+        if settings.per_sample:  # the worst samples' events, while the data is at hand
+            lower = [m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")]
+            out.timelines = timelines(out.sample_values, lower, partition.reference, partition.systems)
     out.files = files
     return out
 

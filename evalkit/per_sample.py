@@ -11,15 +11,16 @@ more; the run asks for it only with the switch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
 
 from evalkit.axes import Axes
 from evalkit.engine import _width, chunks
+from evalkit.items import Intervals, ItemSets
 from evalkit.protocols import optional
-from evalkit.results import COUNTS, ERROR_COUNTS, SampleValues, sample_quantities
+from evalkit.results import COUNTS, ERROR_COUNTS, Event, SampleValues, Timeline, sample_quantities, worst_samples
 from evalkit.table import CardinalityTable, _per_sample, chunk_rows, metric_key
 
 
@@ -68,3 +69,29 @@ def _of_table(table: CardinalityTable, metrics: list[Any], zero_division: float,
     for key, (values, defined) in _per_sample(table, metrics, zero_division).items():
         out[key] = np.where(defined > 0, values, np.nan)
     return out
+
+
+def timelines(
+    blocks: Sequence[SampleValues], lower_is_better: Collection[str], reference: Any, systems: dict[str, list[Any]],
+    first_row: int = 0,
+) -> list[Timeline]:
+    """The events of each system's worst samples (:func:`evalkit.results.worst_samples`), from
+    the aligned data of a run held whole: none unless both sides are event lists (intervals)."""
+    out = []
+    for system, (_, worst) in worst_samples(blocks, lower_is_better).items():
+        prediction = systems[system][0]
+        if not (_events(reference, 0) is not None and _events(prediction, 0) is not None):
+            return []
+        rows = {name: i for i, name in enumerate(reference.ids)} if reference.ids is not None else None
+        for sample, _ in worst:
+            row = rows[sample] if rows is not None else int(sample) - first_row
+            out.append(Timeline(system, sample, *(_events(side, row) or () for side in (reference, prediction))))
+    return out
+
+
+def _events(data: Any, row: int) -> tuple[Event, ...] | None:
+    """A sample's events as (class, onset, offset), or None for data that holds no intervals."""
+    if not isinstance(data, ItemSets) or not isinstance(data.samples, Intervals) or not len(data):
+        return None
+    classes = data.samples.take(np.array([row]))[0]
+    return tuple((name, onset, offset) for name, pairs in zip(data.classes, classes) for onset, offset in pairs)

@@ -31,7 +31,7 @@ from evalkit.per_sample import sample_values
 from evalkit.plan import Job, Step
 from evalkit.progress import Progress
 from evalkit.protocols import optional
-from evalkit.results import Agreement, Comparison, CurveRow, Row, SampleValues
+from evalkit.results import Agreement, Comparison, CurveRow, Row, SampleValues, Timeline
 from evalkit.sweeps import offset
 from evalkit.time_units import latest_time, time_unit_note
 from evalkit.uncertainty import compared, interval_bounds, jackknife_across_runs, rank_agreement, rows_of
@@ -422,6 +422,7 @@ class Scored:
     files: list[dict[str, Any]] = field(default_factory=list)
     curves: list[CurveRow] = field(default_factory=list)
     sample_values: list[SampleValues] = field(default_factory=list)
+    timelines: list[Timeline] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         """Add a note once."""

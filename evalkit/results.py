@@ -57,7 +57,7 @@ _FIELDS: dict[str, tuple[type, Any]] = {
     **dict.fromkeys(("ci_low", "ci_high", "sweep_value"), (float, None)),
     "level": (int, None),
     **dict.fromkeys(("resamples", "n_systems"), (int, _NEVER)),
-    **dict.fromkeys(("system", "baseline", "metric", "method", "measure_a", "measure_b"), (str, _NEVER)),
+    **dict.fromkeys(("system", "baseline", "metric", "method", "measure_a", "measure_b", "sample"), (str, _NEVER)),
 }
 
 
@@ -239,6 +239,73 @@ def sample_quantities(metrics: Sequence[str], errors: bool) -> list[str]:
     return [*COUNTS, *(ERROR_COUNTS if errors else ()), *metrics]
 
 
+#: How many of each system's worst samples the results keep the events of, for the HTML report.
+WORST_SAMPLES = 5
+
+
+def worst_samples(
+    blocks: Sequence[SampleValues], lower_is_better: Collection[str], n: int = WORST_SAMPLES,
+) -> dict[str, tuple[SampleValues, list[tuple[str, float]]]]:
+    """Each system's ``n`` worst samples and their values, by the run's first set metric under
+    its first combination (and sweep value): the lowest first, or the highest for a metric in
+    ``lower_is_better`` (an error rate); undefined values are left out, and so are samples empty
+    on both sides (nothing to get wrong, where ``zero_division`` would rank them worst); ties
+    are kept in sample order. With the block of values they were ranked by."""
+
+    def labels(block: SampleValues) -> tuple[Any, ...]:
+        return block.system, block.representation, block.similarity, block.tnorm, block.sweep_value
+
+    metrics = [b.metric for b in blocks if b.metric not in COUNTS + ERROR_COUNTS]
+    if not metrics:
+        return {}
+    first = next(b for b in blocks if b.metric == metrics[0])
+    counts = {labels(b) + (b.metric,): b.values for b in blocks if b.metric in ("n_ref", "n_sys")}
+    out = {}
+    for block in blocks:
+        if labels(block)[1:] == labels(first)[1:] and block.metric == first.metric and block.system not in out:
+            sign = -1.0 if block.metric in lower_is_better else 1.0
+            ref, sys = (counts[labels(block) + (count,)] for count in ("n_ref", "n_sys"))
+            kept = (i for i, v in enumerate(block.values) if not math.isnan(v) and ref[i] + sys[i] > 0)
+            ranked = sorted(kept, key=lambda i: sign * block.values[i])
+            out[block.system] = (block, [(block.samples[i], block.values[i]) for i in ranked[:n]])
+    return out
+
+
+#: An event on a timeline: its class, onset and offset.
+Event = tuple[str, float, float]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The events of one of a system's worst samples (:func:`worst_samples`), on both sides,
+    kept for the HTML report when the data is an event list (``per_sample: true``)."""
+
+    system: str
+    sample: str
+    reference: tuple[Event, ...]
+    prediction: tuple[Event, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"system": self.system, "sample": self.sample, "reference": [list(e) for e in self.reference],
+                "prediction": [list(e) for e in self.prediction]}
+
+
+def _timeline(record: Any, where: str) -> Timeline:
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: not an object")
+    got = _record(record, where, ("system", "sample"))
+    sides = []
+    for side in ("reference", "prediction"):
+        events = record.get(side)
+        if not isinstance(events, list) or not all(
+            isinstance(e, list) and len(e) == 3 and isinstance(e[0], str)
+            and all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in e[1:]) for e in events
+        ):
+            raise DataError(f"{where}.{side}: not a list of events [class, onset, offset]")
+        sides.append(tuple((e[0], float(e[1]), float(e[2])) for e in events))
+    return Timeline(got["system"], got["sample"], *sides)
+
+
 def _sample_values(record: Any, where: str) -> SampleValues:
     if not isinstance(record, dict):
         raise DataError(f"{where}: not an object")
@@ -292,6 +359,11 @@ class Results:
     curves: list[CurveRow] = field(default_factory=list)
     lower_is_better: list[str] = field(default_factory=list)  # metrics that improve as they fall (a loss)
     sample_values: list[SampleValues] = field(default_factory=list)  # with `per_sample: true`
+    timelines: list[Timeline] = field(default_factory=list)  # the events of each system's worst samples
+
+    def worst_samples(self, n: int = WORST_SAMPLES) -> dict[str, tuple[SampleValues, list[tuple[str, float]]]]:
+        """Each system's ``n`` worst samples (:func:`worst_samples`)."""
+        return worst_samples(self.sample_values, self.lower_is_better, n)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -304,6 +376,7 @@ class Results:
             "curves": [c.as_dict() for c in self.curves],
             "lower_is_better": self.lower_is_better,
             "per_sample": [v.as_dict() for v in self.sample_values],
+            "timelines": [t.as_dict() for t in self.timelines],
             "notes": self.notes,
             "config": self.config,
             "provenance": self.provenance,
@@ -683,8 +756,9 @@ def _document(document: Any, where: str) -> Results:
     if not all(isinstance(m, str) for m in lower):
         raise DataError(f"{where}: `lower_is_better` holds something other than metric names")
     sample_values = [_sample_values(v, f"{where}: per_sample[{i}]") for i, v in enumerate(records("per_sample"))]
+    timelines = [_timeline(t, f"{where}: timelines[{i}]") for i, t in enumerate(records("timelines"))]
     return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower,
-                   sample_values=sample_values)
+                   sample_values=sample_values, timelines=timelines)
 
 
 def _interval_optional(record: Any) -> Any:

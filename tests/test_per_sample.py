@@ -201,3 +201,47 @@ def test_validate_says_how_many_values_the_run_keeps_and_a_run_too_large_is_refu
     with pytest.raises(ConfigError, match=rf"run.yaml:{line}:13: this run would need about .* per-sample values.*"
                                           r"lower the samples, or leave out `per_sample: true`"):
         evalkit.api.plan(path)
+
+
+def test_the_worst_samples_are_ranked_by_the_first_metric_and_keep_their_events(tmp_path):
+    reference = [("a.wav", 0.0, 2.0, "dog"), ("a.wav", 3.0, 4.0, "cat"), ("b.wav", 1.0, 2.0, "dog"),
+                 ("c.wav", 0.5, 1.5, "cat"), ("d.wav", 0.0, 1.0, "dog")]
+    system = [("a.wav", 0.0, 1.0, "dog"), ("b.wav", 1.0, 2.0, "dog"), ("c.wav", 0.0, 3.0, "dog"), ("e.wav", 0.0, 0.0, "dog")]
+
+    def tsv(name, rows):
+        (tmp_path / name).write_text("filename\tonset\toffset\tevent_label\n"
+                                     + "".join(f"{f}\t{a}\t{b}\t{c}\n" for f, a, b, c in rows), encoding="utf-8")
+        return str(tmp_path / name)
+
+    for metrics in (["f1", "error_rate"], ["error_rate", "f1"]):
+        results = evalkit.run({
+            "data": {"reference": tsv("ref.tsv", reference), "systems": {"s": tsv("sys.tsv", system)}, "missing": "empty"},
+            "representation": "segments", "averaging": "micro", "metrics": metrics, "per_sample": True,
+        })
+        table = results.per_sample()
+        ranked = table[table.metric == metrics[0]].set_index("sample")["value"]
+        counts = table[table.metric.isin(["n_ref", "n_sys"])].groupby("sample")["value"].sum()
+        ranked = ranked[counts[ranked.index] > 0]  # e.wav: a zero-length event, nothing on either side
+        ranked = ranked.sort_values(ascending=metrics[0] == "f1", kind="stable")  # an error rate: highest first
+        (block, worst), = results.worst_samples().values()
+        assert block.metric == metrics[0] and [s for s, _ in worst] == list(ranked.index[:5])
+        assert [v for _, v in worst] == list(ranked.values[:5])
+        assert "e.wav" not in ranked.index and len(worst) == 4
+        # Each worst file's events, as the event lists give them (one event per class here: nothing merged).
+        for timeline, (sample, _) in zip(results.timelines, worst, strict=True):
+            assert timeline.sample == sample and timeline.system == "s"
+            for side, rows in ((timeline.reference, reference), (timeline.prediction, system)):
+                assert sorted(side) == sorted((c, a, b) for f, a, b, c in rows if f == sample)
+        assert Results.from_json(results.to_json()).timelines == results.timelines
+        for part, data in results.to_parquet().items():
+            (tmp_path / f"r{part}.parquet").write_bytes(data)
+        assert Results.from_parquet(tmp_path / "r.parquet").timelines == results.timelines
+
+
+def test_data_without_intervals_has_worst_samples_but_no_timelines():
+    results = evalkit.run({
+        "data": {"reference": [[1.0, 0.0], [0.0, 1.0]], "systems": {"s": [[1.0, 0.0], [1.0, 0.0]]}},
+        "representation": "crisp", "averaging": "micro", "metrics": ["f1"], "per_sample": True,
+    })
+    (_, worst), = results.worst_samples().values()
+    assert worst == [("1", 0.0), ("0", 1.0)] and results.timelines == []
