@@ -353,7 +353,7 @@ def _worst(results: Results) -> str:
              + "</p>"]
     for system, (block, worst) in ranked.items():
         key = (system, block.representation, block.similarity, block.tnorm, block.sweep_value)
-        rows = [[str(rank), sample, _number(value), *(f"{values[(*key, c)][sample]:.6g}" for c in counts)]
+        rows = [[str(rank), sample, _number(value), *(f"{values[key + (c,)][sample]:.6g}" for c in counts)]
                 for rank, (sample, value) in enumerate(worst, start=1)]
         parts.append(f"<h3>{_e(system)}</h3>" + _table(["#", "file", block.metric, *counts], rows, 2))
     return "\n".join(parts)
