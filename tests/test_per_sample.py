@@ -245,3 +245,21 @@ def test_data_without_intervals_has_worst_samples_but_no_timelines():
     })
     (_, worst), = results.worst_samples().values()
     assert worst == [("1", 0.0), ("0", 1.0)] and results.timelines == []
+
+
+def test_each_sweep_value_has_its_values_and_weights_make_the_samples_average_their_weighted_mean():
+    rng = np.random.default_rng(5)
+    reference, prediction = rng.random((30, 4)).round(2), rng.random((30, 4)).round(2)
+    weights = rng.integers(1, 5, 30).astype(float)
+    results = evalkit.run({
+        "data": {"reference": reference.tolist(), "systems": {"s": prediction.tolist()}, "weights": weights.tolist()},
+        "representation": "fuzzy", "averaging": "samples", "metrics": ["f1"], "per_sample": True,
+        "sweep": {"vary": "offset", "values": [-0.1, 0.0, 0.2]},
+    })
+    table = results.per_sample()
+    f1 = table[table.metric == "f1"]
+    assert sorted(f1.sweep_value.unique()) == [-0.1, 0.0, 0.2] and set(f1.sweep) == {"offset"}
+    for row in results.rows:
+        values = f1[f1.sweep_value == row.sweep_value].value.to_numpy()
+        # A weight of k counts a sample k times: the samples average is the weighted mean (sums of 30 terms).
+        assert row.value == pytest.approx(weights @ values / weights.sum(), rel=1e-12), row.sweep_value
