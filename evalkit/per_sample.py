@@ -12,6 +12,7 @@ more; the run asks for it only with the switch.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,7 @@ def _of_table(table: CardinalityTable, metrics: list[Any], zero_division: float,
         given = table.per_sample_substitutions()
         substitutions = np.minimum(ref - inter, pred - inter) if given is None else given  # as the error rates take it
         out.update(zip(ERROR_COUNTS, (substitutions, fn - substitutions, fp - substitutions)))
+        table = replace(table, substitutions=substitutions)  # computed once: the error rates read them too
     for key, (values, defined) in _per_sample(table, metrics, zero_division).items():
         out[key] = np.where(defined > 0, values, np.nan)
     return out
