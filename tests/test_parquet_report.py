@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import evalkit
+from evalkit.api import plan
 from evalkit.errors import ConfigError, DataError
 from evalkit.results import SAMPLE_COLUMNS, Results
 
@@ -111,4 +112,4 @@ def test_an_out_that_would_replace_an_input_parquet_file_is_refused(tmp_path):
               "report": {"formats": ["parquet"], "out": "run"}}
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"the parquet report would replace the input .*run.parquet"):
-        evalkit.api.plan(tmp_path / "c.yaml")
+        plan(tmp_path / "c.yaml")

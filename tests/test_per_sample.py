@@ -17,6 +17,7 @@ from test_sed_eval_parity import LABELS, event_lists, write
 
 import evalkit
 from evalkit import budget
+from evalkit.api import plan
 from evalkit.errors import ConfigError
 from evalkit.results import COUNTS, ERROR_COUNTS, SAMPLE_COLUMNS, Results
 
@@ -157,6 +158,7 @@ def test_results_without_per_sample_values_say_how_to_get_them():
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"data": {"stream": True}}, r"a streamed run holds bounded sums.*leave out `per_sample: true`"),
+    ({"engine": {"name": "dask"}}, r"a Dask run holds bounded sums, while per-sample values grow with the samples"),
     ({"data": {"systems": {"s": {"runs": ["b.csv", "b.csv"]}}}}, r"system 's' has 2 runs"),
 ])
 def test_runs_that_cannot_keep_them_are_refused_at_the_key(tmp_path, change, message):
@@ -164,13 +166,13 @@ def test_runs_that_cannot_keep_them_are_refused_at_the_key(tmp_path, change, mes
     (tmp_path / "b.csv").write_text("id,a\nx,1\n", encoding="utf-8")
     config = {"data": {"reference": "r.csv", "systems": {"s": "b.csv"}}, "per_sample": True}
     for key, value in change.items():
-        config[key] = {**config[key], **value}
+        config[key] = {**config.get(key, {}), **value}
     path = tmp_path / "run.yaml"
     text = yaml.safe_dump(config)
     path.write_text(text, encoding="utf-8")
     line = text.splitlines().index("per_sample: true") + 1
     with pytest.raises(ConfigError, match=f"run.yaml:{line}:13: {message}"):  # the key's line and column
-        evalkit.api.plan(path)
+        plan(path)
 
 
 def test_they_read_back_from_json():
@@ -200,7 +202,7 @@ def test_validate_says_how_many_values_the_run_keeps_and_a_run_too_large_is_refu
     monkeypatch.setattr(budget, "available_memory", lambda: values * budget.SAMPLE_VALUE_BYTES - 1)  # a machine 1 byte short
     with pytest.raises(ConfigError, match=rf"run.yaml:{line}:13: this run would need about .* per-sample values.*"
                                           r"lower the samples, or leave out `per_sample: true`"):
-        evalkit.api.plan(path)
+        plan(path)
 
 
 def test_the_worst_samples_are_ranked_by_the_first_metric_and_keep_their_events(tmp_path):
