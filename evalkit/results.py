@@ -577,6 +577,9 @@ class Results:
         if self.comparisons or self.agreement:
             lines.append(f"  statistics: {len(self.comparisons):,} paired tests, "
                          f"rank agreement of {len(self.agreement):,} pairs of measures")
+        if self.sample_values:
+            samples = sum(len(v.samples) for v in self.sample_values)
+            lines.append(f"  per-sample values: {samples:,} (per_sample())")
         lines += [f"  notes: {len(self.notes)}", f"  reports: {listed(self.reports)}"]
         return "\n".join(lines)
 

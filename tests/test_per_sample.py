@@ -147,6 +147,7 @@ def test_the_table_is_tidy_with_the_runs_labels_and_typed_columns():
     assert combos == [["fuzzy", "minimum"], ["fuzzy", "product"], ["crisp", "—"]]  # crisp uses no T-norm: NaN
     assert len(table) == 3 * 2 * (len(COUNTS) + 1)  # combinations x samples x (counts and f1)
     assert set(table["sample"]) == {"a", "b"} and table["similarity"].isna().all()
+    assert f"  per-sample values: {len(table):,} (per_sample())" in repr(results).splitlines()
 
 
 def test_results_without_per_sample_values_say_how_to_get_them():
