@@ -204,6 +204,12 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         _check_dask(where)
     if job.settings.partitioned:
         _check_bounded(axes, "a streamed run" if cfg.data.stream else "a Dask run", where)
+    if cfg.per_sample and not axes.set_metrics:
+        raise ConfigError(
+            f"{where('per_sample')}: per-sample values are those of set metrics (precision, f1, error_rate, ...) with the "
+            f"samples' counts, and this run has none ({', '.join(m.label for m in axes.metrics)} read the data as a whole); "
+            "add one to metrics:, or leave out `per_sample: true`"
+        )
     if cfg.data.weights is not None:
         weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
         plan.work = replace(plan.work, weights=weights)

@@ -160,6 +160,7 @@ def test_results_without_per_sample_values_say_how_to_get_them():
 @pytest.mark.parametrize(("change", "message"), [
     ({"data": {"stream": True}}, r"a streamed run holds bounded sums.*leave out `per_sample: true`"),
     ({"engine": {"name": "dask"}}, r"a Dask run holds bounded sums, while per-sample values grow with the samples"),
+    ({"metrics": ["kld"]}, r"per-sample values are those of set metrics .* this run has none \(kld read the data as a whole\)"),
     ({"data": {"systems": {"s": {"runs": ["b.csv", "b.csv"]}}}}, r"system 's' has 2 runs"),
 ])
 def test_runs_that_cannot_keep_them_are_refused_at_the_key(tmp_path, change, message):
@@ -167,7 +168,7 @@ def test_runs_that_cannot_keep_them_are_refused_at_the_key(tmp_path, change, mes
     (tmp_path / "b.csv").write_text("id,a\nx,1\n", encoding="utf-8")
     config = {"data": {"reference": "r.csv", "systems": {"s": "b.csv"}}, "per_sample": True}
     for key, value in change.items():
-        config[key] = {**config.get(key, {}), **value}
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
     path = tmp_path / "run.yaml"
     text = yaml.safe_dump(config)
     path.write_text(text, encoding="utf-8")
