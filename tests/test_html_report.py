@@ -110,8 +110,21 @@ def statistics_run() -> Results:
     return _cache["stats"]
 
 
+def events_run() -> Results:
+    """Event lists with per-sample values: each system's worst files, listed and drawn on timelines."""
+    if "events" not in _cache:
+        data = ROOT / "configs" / "data" / "events"
+        _cache["events"] = evalkit.run({
+            "name": "events",
+            "data": {"reference": str(data / "reference.tsv"), "systems": {s: str(data / f"{s}.tsv") for s in ("good", "poor")}},
+            "representation": {"name": "segments", "resolution": 1.0}, "averaging": "micro",
+            "metrics": ["f1", "error_rate"], "per_sample": True,
+        }, write_reports=False)
+    return _cache["events"]
+
+
 RESULTS = {"quickstart": lambda: run("quickstart"), "taggers": lambda: run("taggers"), "rich": rich,
-           "statistics": statistics_run}
+           "statistics": statistics_run, "events": events_run}
 _pages: dict[str, str] = {}
 
 
@@ -377,8 +390,26 @@ def chromium() -> str:
     return found
 
 
+def test_the_worst_files_are_listed_worst_first_and_drawn_on_a_timeline_per_system():
+    results, page = events_run(), page_of("events")
+    section = page[page.index('<section id="worst">'):]
+    section = section[: section.index("</section>")]
+    timelines = {p.name: p for p in plots.gallery(results).plots if p.kind == "timeline"}
+    assert sorted(timelines) == ["timeline-good", "timeline-poor"]
+    for system, (block, worst) in results.worst_samples().items():
+        assert block.metric == "f1" and len(worst) == 5
+        table = section[section.index(f"<h3>{system}</h3>"):]
+        places = [table.index(f"<td>{html.escape(sample)}</td>") for sample, _ in worst]
+        assert places == sorted(places)  # worst first
+        files = [t.sample for t in results.timelines if t.system == system]
+        assert files == [sample for sample, _ in worst]  # every worst file has its events
+        alt = timelines[f"timeline-{system}"].alt
+        assert [alt.index(f"{sample} (f1 ") for sample in files] == sorted(alt.index(f"{s} (f1 ") for s in files)
+        assert f'alt="{html.escape(alt)}"' in page  # the figure, with its alt text, as every figure of the report
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("which", ["rich", "taggers"])
+@pytest.mark.parametrize("which", ["rich", "taggers", "events"])
 def test_headless_chromium_loads_every_image_and_table(which: str, tmp_path: Path):
     browser = chromium()
     results = RESULTS[which]()

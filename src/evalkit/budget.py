@@ -200,6 +200,25 @@ def rows_need(steps: int, systems: int, measures: int, tested: bool) -> Need:
     )
 
 
+#: Bytes a per-sample value (``per_sample: true``) costs at the peak of a run: about 35 are kept
+#: per value to the end, and writing the json report takes 228 more, the parquet report 100 and
+#: ``Results.per_sample()`` 33 (tracemalloc, 28,800 values of quickstart's 300 samples).
+SAMPLE_VALUE_BYTES = 256
+
+
+def per_sample_need(samples: int, systems: int, steps: int, combinations: int, quantities: int) -> Need:
+    """Each sample's values, kept to the end of the run and written in the reports: one per
+    sample, system, sweep value, combination and quantity (counts and set metrics)."""
+    values = samples * systems * steps * combinations * quantities
+    return Need(
+        values * SAMPLE_VALUE_BYTES,
+        f"{amount(values)} per-sample values (at most {amount(samples)} samples x {systems} systems"
+        + (f" x {amount(steps)} sweep values" if steps > 1 else "")
+        + f" x {combinations} combinations x {quantities} counts and metrics)",
+        "the samples, or leave out `per_sample: true`", ("per_sample",),
+    )
+
+
 #: A cgroup memory limit at or above this is "no limit" (cgroup v1 writes 2**63 rounded to pages).
 _NO_LIMIT = 1 << 60
 

@@ -390,12 +390,16 @@ def validate(config: Path, engine: str | None, read_data: bool, quiet: bool) -> 
     --data, also every file's values (ids, classes, alignment, memberships, weights, event
     lists) with the messages `run` gives, without scoring."""
     from evalkit import api
+    from evalkit.budget import human
 
     _warn_failed_plugins()
     plan = api.plan(config, engine=engine)
+    sized = [f"{config}: per_sample: {need.what}, about {human(need.bytes)} of memory while the reports are written"
+             for need in plan.needs if need.key == ("per_sample",)]  # what a user asked for, sized
     if not read_data:
         with _printing(None, "the result"):
             click.echo(f"{config}: ok (the config and its files; the data's values were not read: --data reads them)")
+            click.echo("".join(f"{line}\n" for line in sized), nl=False)
         return
     from evalkit.execute import check_data
 
@@ -404,6 +408,7 @@ def validate(config: Path, engine: str | None, read_data: bool, quiet: bool) -> 
     with _printing(None, "the result"):
         click.echo(f"{config}: ok (the config, its files and their data: {samples:,} sample{'' if samples == 1 else 's'} "
                    f"and {len(plan.systems)} system{'' if len(plan.systems) == 1 else 's'} read and checked; nothing scored)")
+        click.echo("".join(f"{line}\n" for line in sized), nl=False)
     for note in notes:
         _note(note)
 

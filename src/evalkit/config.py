@@ -229,6 +229,11 @@ class RunConfig(_Strict):
         None, description="confidence intervals, paired tests between systems, rank agreement"
     )
     sweep: SweepConfig | None = Field(None, description="run the config once per value of one varied quantity")
+    per_sample: bool = Field(
+        False, description="keep each sample's values (its counts and set metrics, per system and combination): "
+        "`Results.per_sample()`, the json, csv and parquet reports, the worst files in the html report. Off by "
+        "default: samples x systems x combinations x quantities values, which `validate` estimates",
+    )
     report: ReportConfig | None = Field(None, description="report files to write; none by default")
     engine: EngineConfig = Field(
         default_factory=lambda: EngineConfig.model_validate({}),

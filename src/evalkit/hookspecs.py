@@ -34,9 +34,10 @@ if TYPE_CHECKING:
 #: for 1.x may need changes for 2.0; it comes with a new major release of evalkit (a new minor
 #: one while evalkit is 0.x), which is what a plugin's dependency range can pin. 2.0 removed
 #: names of :mod:`evalkit.plugin` that no plugin needs; 2.1 added a report writer's optional
-#: ``start()``, a loader's optional ``diagnose(path)``, an averaging's optional ``undefined_for(metric)`` and
-#: :attr:`evalkit.plugin.ItemSets.notes` (CHANGELOG.md).
-CONTRACT_VERSION = "2.1"
+#: ``start()``, an averaging's optional ``undefined_for(metric)`` and
+#: :attr:`evalkit.plugin.ItemSets.notes`; 2.2 added :data:`evalkit.plugin.SAMPLE_COLUMNS`, the
+#: columns of per-sample values, and a loader's optional ``diagnose(path)`` (CHANGELOG.md).
+CONTRACT_VERSION = "2.2"
 
 hookspec = pluggy.HookspecMarker("evalkit")
 #: Marks a plugin's implementation of a hook: ``@evalkit.plugin.hookimpl``.

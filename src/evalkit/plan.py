@@ -27,8 +27,9 @@ from evalkit.axes import Axes, Component, resolve, unweighted
 from evalkit.config import LoadedConfig, RunConfig, Runs, as_list
 from evalkit.data import match_classes
 from evalkit.errors import ConfigError, DataError, shortened
-from evalkit.protocols import optional, report_pattern
+from evalkit.protocols import optional, report_file, report_pattern
 from evalkit.registry import Registry
+from evalkit.results import sample_quantities
 from evalkit.settings import Settings, settings_of
 from evalkit.sources import check_inline, declared_classes, find_loader, source_path
 from evalkit.sweeps import FIELDS, field_specs, sweep_axes, sweep_values
@@ -205,6 +206,12 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         _check_dask(where)
     if job.settings.partitioned:
         _check_bounded(axes, "a streamed run" if cfg.data.stream else "a Dask run", where)
+    if cfg.per_sample and not axes.set_metrics:
+        raise ConfigError(
+            f"{where('per_sample')}: per-sample values are those of set metrics (precision, f1, error_rate, ...) with the "
+            f"samples' counts, and this run has none ({', '.join(m.label for m in axes.metrics)} read the data as a whole); "
+            "add one to metrics:, or leave out `per_sample: true`"
+        )
     if cfg.data.weights is not None:
         weights = plan_source(cfg.data.weights, "weights", None, where("data", "weights"), base, registry, "matrix")
         plan.work = replace(plan.work, weights=weights)
@@ -212,7 +219,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
         if refused:
             raise ConfigError(f"{where('data', 'weights')}: {refused}")
     resampled = statistics is not None and (statistics.bootstrap is not None or statistics.test is not None)
-    if resampled or cfg.sweep is not None or _folders(plan):  # before the report folder is made
+    if resampled or cfg.sweep is not None or _folders(plan) or cfg.per_sample:  # before the report folder is made
         plan.needs = _needs(plan, resampled)
         _check_memory(plan.needs, where)
     if cfg.report is not None:
@@ -331,7 +338,8 @@ def _report(report: Any, base: Path, registry: Registry, where: Where, plan: Pla
                 f"{place}: the reports would be written inside the input folder {source}; choose an `out:` outside it"
             )
         for name, writer in writers.items():
-            if source.parent == out.parent and fnmatch.fnmatchcase(source.name, report_pattern(out, writer)):
+            if source.parent == out.parent and (source.name == report_file(out, writer).name  # csv, parquet: and NAME-*
+                                                or fnmatch.fnmatchcase(source.name, report_pattern(out, writer))):
                 raise ConfigError(
                     f"{place}: the {name} report would replace the input {source}; choose another `out:`"
                 )
@@ -369,6 +377,10 @@ def _needs(plan: Plan, resampled: bool) -> list[budget.Need]:
     boot = statistics.bootstrap if statistics is not None else None
     needs = [budget.rows_need(len(plan.steps), len(plan.systems), measures, test is not None)] if plan.job.settings.sweep else []
     needs += _folder_needs(plan)
+    if plan.config.per_sample:
+        metrics = plan.axes.set_metrics
+        quantities = sample_quantities([m.label for m in metrics], any(optional(m.obj, "substitutions") for m in metrics))
+        needs.append(budget.per_sample_need(size.samples, len(plan.systems), len(plan.steps), combinations, len(quantities)))
     if not resampled:
         return needs
     return needs + budget.statistics_needs(

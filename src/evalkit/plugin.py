@@ -61,7 +61,7 @@ from evalkit.protocols import (
 from evalkit.provenance import opened
 from evalkit.registry import Register
 from evalkit.reporting import atomic_write
-from evalkit.results import COLUMNS, CurveRow, Results, Row
+from evalkit.results import COLUMNS, SAMPLE_COLUMNS, CurveRow, Results, Row
 from evalkit.score_series import ScoreSeries
 from evalkit.table import CardinalityTable, Summary, metric_of_pr, metric_value
 from evalkit.version import __version__
@@ -141,6 +141,7 @@ __all__ = [
     "Row",
     "CurveRow",
     "COLUMNS",
+    "SAMPLE_COLUMNS",
     "tables",
     "comparison_table",
     "how_tested",

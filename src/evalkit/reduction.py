@@ -27,10 +27,11 @@ from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_ite
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve
+from evalkit.per_sample import sample_values
 from evalkit.plan import Job, Step
 from evalkit.progress import Progress
 from evalkit.protocols import optional
-from evalkit.results import Agreement, Comparison, CurveRow, Row
+from evalkit.results import Agreement, Comparison, CurveRow, Row, SampleValues, Timeline
 from evalkit.sweeps import offset
 from evalkit.time_units import latest_time, time_unit_note
 from evalkit.uncertainty import compared, interval_bounds, jackknife_across_runs, rank_agreement, rows_of
@@ -76,6 +77,7 @@ class Tally:
     swept: frozenset[str] = frozenset()  # the sweep's samples seen (an offset sweep naming samples)
     latest: dict[str, float] = field(default_factory=dict)  # the latest event end of the reference ("") and each system
     groups: np.ndarray | None = None  # the samples in each group of a keyed jackknife (BCa), to leave out empty ones
+    per_sample: list[SampleValues] = field(default_factory=list)  # with `per_sample: true`, in the partitions' order
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(
@@ -87,6 +89,7 @@ class Tally:
             self.swept | other.swept,
             {key: max(self.latest.get(key, value), value) for key, value in {**self.latest, **other.latest}.items()},
             other.groups if self.groups is None else self.groups if other.groups is None else self.groups + other.groups,
+            self.per_sample + other.per_sample,
         )
 
 
@@ -196,6 +199,10 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
             tally.sums[index, system, run] = total
         for (field_name, key, _), reduced in zip(planned, replicates):
             getattr(tally, field_name)[(index,) + key] = reduced
+        if job.settings.per_sample:
+            names = reference.ids if reference.ids is not None else map(str, range(partition.first_row, partition.first_row + n))
+            tally.per_sample += sample_values(step.axes, ref_rows, {s: p for (s, _), p in zip(runs, predictions)}, tuple(names),
+                                              None if sweep is None else sweep.vary, step.value)
     if any(field_name == "jackknife" for field_name, *_ in planned) and isinstance(draws.jackknife, _Grouped):
         tally.groups = draws.jackknife.sizes()
     return tally
@@ -414,6 +421,8 @@ class Scored:
     agreement: list[Agreement] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
     curves: list[CurveRow] = field(default_factory=list)
+    sample_values: list[SampleValues] = field(default_factory=list)
+    timelines: list[Timeline] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         """Add a note once."""
@@ -424,6 +433,7 @@ class Scored:
 def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
     """Every number of a run from the tally of all its data, with its notes."""
     out = checked(job, tally, reference_where)
+    out.sample_values = tally.per_sample
     settings = job.settings
     sweep, statistics = settings.sweep, settings.statistics
     classes = tally.classes

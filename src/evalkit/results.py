@@ -1,14 +1,16 @@
 """Tidy result rows: every table, plot, report and JSON document is rendered from these.
 
 A run's JSON document (the json report, ``evalkit run --format json``) reads back into equal
-:class:`Results` with :meth:`Results.from_json`; :meth:`Results.to_pandas` and
-:meth:`Results.pivot` give DataFrames named as the reports are.
+:class:`Results` with :meth:`Results.from_json`, and its Parquet tables (the parquet report) with
+:meth:`Results.from_parquet`; :meth:`Results.to_pandas`, :meth:`Results.pivot` and
+:meth:`Results.per_sample` give DataFrames named as the reports are.
 """
 
 from __future__ import annotations
 
 import difflib
 import html
+import itertools
 import json
 import math
 import os
@@ -31,6 +33,11 @@ COLUMNS = (
     "sweep", "sweep_value", "value", "ci_low", "ci_high",
 )
 
+#: The columns of a per-sample table (:meth:`Results.per_sample`, the reports' per-sample files).
+SAMPLE_COLUMNS = (
+    "sample", "system", "representation", "similarity", "tnorm", "metric", "sweep", "sweep_value", "value",
+)
+
 #: The columns that say what a value is, which tables pivot on.
 LABELS = tuple(c for c in COLUMNS if c not in ("value", "ci_low", "ci_high"))
 _ATTRIBUTES = tuple("class_" if c == "class" else c for c in LABELS)  # of Row
@@ -50,7 +57,7 @@ _FIELDS: dict[str, tuple[type, Any]] = {
     **dict.fromkeys(("ci_low", "ci_high", "sweep_value"), (float, None)),
     "level": (int, None),
     **dict.fromkeys(("resamples", "n_systems"), (int, _NEVER)),
-    **dict.fromkeys(("system", "baseline", "metric", "method", "measure_a", "measure_b"), (str, _NEVER)),
+    **dict.fromkeys(("system", "baseline", "metric", "method", "measure_a", "measure_b", "sample"), (str, _NEVER)),
 }
 
 
@@ -194,6 +201,126 @@ def _curve_row(record: Any, where: str) -> CurveRow:
 
 
 @dataclass(frozen=True)
+class SampleValues:
+    """One per-sample quantity of one system under one combination of components (at one sweep
+    value), on each of some samples: a set metric as ``samples`` averaging takes it on one
+    sample (its cells summed over classes), or one of the sample's counts (:data:`COUNTS`).
+    ``samples`` are sample ids; a sample of data without ids is named by its row, from 0."""
+
+    system: str
+    representation: str | None
+    similarity: str | None
+    tnorm: str | None
+    metric: str
+    samples: tuple[str, ...]
+    values: tuple[float, ...]
+    sweep: str | None = None
+    sweep_value: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system, "representation": self.representation, "similarity": self.similarity,
+            "tnorm": self.tnorm, "metric": self.metric, "sweep": self.sweep, "sweep_value": self.sweep_value,
+            "samples": list(self.samples), "values": [_number(v) for v in self.values],
+        }
+
+
+#: A sample's counts, beside its set metrics: |G|, |P| and |G ∩ P| summed over its classes
+#: (sed_eval's Nref, Nsys and Ntp, for the event representations), FN = |G| − |G ∩ P|,
+#: FP = |P| − |G ∩ P|, and, when the run has an error rate, its substitutions S (the
+#: representation's, or min(FN, FP)), deletions FN − S and insertions FP − S.
+COUNTS = ("n_ref", "n_sys", "tp", "fn", "fp")
+ERROR_COUNTS = ("substitutions", "deletions", "insertions")
+
+
+def sample_quantities(metrics: Sequence[str], errors: bool) -> list[str]:
+    """What each sample is given a value of: its counts (with ``errors``, when the run has an
+    error rate, its substitutions, deletions and insertions too), then the set ``metrics``."""
+    return [*COUNTS, *(ERROR_COUNTS if errors else ()), *metrics]
+
+
+#: How many of each system's worst samples the results keep the events of, for the HTML report.
+WORST_SAMPLES = 5
+
+
+def worst_samples(
+    blocks: Sequence[SampleValues], lower_is_better: Collection[str], n: int = WORST_SAMPLES,
+) -> dict[str, tuple[SampleValues, list[tuple[str, float]]]]:
+    """Each system's ``n`` worst samples and their values, by the run's first set metric under
+    its first combination (and sweep value): the lowest first, or the highest for a metric in
+    ``lower_is_better`` (an error rate); undefined values are left out, and so are samples empty
+    on both sides (nothing to get wrong, where ``zero_division`` would rank them worst); ties
+    are kept in sample order. With the block of values they were ranked by."""
+
+    def labels(block: SampleValues) -> tuple[Any, ...]:
+        return block.system, block.representation, block.similarity, block.tnorm, block.sweep_value
+
+    metrics = [b.metric for b in blocks if b.metric not in COUNTS + ERROR_COUNTS]
+    if not metrics:
+        return {}
+    first = next(b for b in blocks if b.metric == metrics[0])
+    counts = {labels(b) + (b.metric,): b.values for b in blocks if b.metric in ("n_ref", "n_sys")}
+    out = {}
+    for block in blocks:
+        if labels(block)[1:] == labels(first)[1:] and block.metric == first.metric and block.system not in out:
+            sign = -1.0 if block.metric in lower_is_better else 1.0
+            ref, sys = (counts[labels(block) + (count,)] for count in ("n_ref", "n_sys"))
+            kept = (i for i, v in enumerate(block.values) if not math.isnan(v) and ref[i] + sys[i] > 0)
+            ranked = sorted(kept, key=lambda i: sign * block.values[i])
+            out[block.system] = (block, [(block.samples[i], block.values[i]) for i in ranked[:n]])
+    return out
+
+
+#: An event on a timeline: its class, onset and offset.
+Event = tuple[str, float, float]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The events of one of a system's worst samples (:func:`worst_samples`), on both sides,
+    kept for the HTML report when the data is an event list (``per_sample: true``)."""
+
+    system: str
+    sample: str
+    reference: tuple[Event, ...]
+    prediction: tuple[Event, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"system": self.system, "sample": self.sample, "reference": [list(e) for e in self.reference],
+                "prediction": [list(e) for e in self.prediction]}
+
+
+def _timeline(record: Any, where: str) -> Timeline:
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: not an object")
+    got = _record(record, where, ("system", "sample"))
+    sides = []
+    for side in ("reference", "prediction"):
+        events = record.get(side)
+        if not isinstance(events, list) or not all(
+            isinstance(e, list) and len(e) == 3 and isinstance(e[0], str)
+            and all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in e[1:]) for e in events
+        ):
+            raise DataError(f"{where}.{side}: not a list of events [class, onset, offset]")
+        sides.append(tuple((e[0], float(e[1]), float(e[2])) for e in events))
+    return Timeline(got["system"], got["sample"], *sides)
+
+
+def _sample_values(record: Any, where: str) -> SampleValues:
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: not an object")
+    got = _record(record, where, ("system", "representation", "similarity", "tnorm", "metric", "sweep", "sweep_value"))
+    samples, values = record.get("samples"), record.get("values")
+    if not isinstance(samples, list) or not all(isinstance(s, str) for s in samples):
+        raise DataError(f"{where}.samples: not a list of sample ids (text)")
+    if not isinstance(values, list) or len(values) != len(samples) or not all(
+        v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values
+    ):
+        raise DataError(f"{where}.values: not a list of numbers (or null), one per sample")
+    return SampleValues(**got, samples=tuple(samples), values=tuple(math.nan if v is None else float(v) for v in values))
+
+
+@dataclass(frozen=True)
 class Agreement:
     """Kendall's τ between the system rankings of two measures (each oriented so that higher is
     better), over ``n_systems`` systems."""
@@ -231,6 +358,12 @@ class Results:
     reports: list[str] = field(default_factory=list)  # the report files written (not a result)
     curves: list[CurveRow] = field(default_factory=list)
     lower_is_better: list[str] = field(default_factory=list)  # metrics that improve as they fall (a loss)
+    sample_values: list[SampleValues] = field(default_factory=list)  # with `per_sample: true`
+    timelines: list[Timeline] = field(default_factory=list)  # the events of each system's worst samples
+
+    def worst_samples(self, n: int = WORST_SAMPLES) -> dict[str, tuple[SampleValues, list[tuple[str, float]]]]:
+        """Each system's ``n`` worst samples (:func:`worst_samples`)."""
+        return worst_samples(self.sample_values, self.lower_is_better, n)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -242,6 +375,8 @@ class Results:
             "agreement": [a.as_dict() for a in self.agreement],
             "curves": [c.as_dict() for c in self.curves],
             "lower_is_better": self.lower_is_better,
+            "per_sample": [v.as_dict() for v in self.sample_values],
+            "timelines": [t.as_dict() for t in self.timelines],
             "notes": self.notes,
             "config": self.config,
             "provenance": self.provenance,
@@ -268,6 +403,63 @@ class Results:
                 text = Path(source).read_text(encoding="utf-8-sig")
         return _document(parse_json(text, where), where)
 
+    def to_parquet(self) -> dict[str, bytes]:
+        """The Parquet files of the parquet report, by the part of their name after the report's
+        (``""``: ``NAME.parquet``; ``"-curves"``: ``NAME-curves.parquet``): the rows, with the
+        rest of the JSON document (name, notes, config, provenance) in the file's metadata, and
+        one file each for the paired tests, the rank agreement, the curves (a line per curve, its
+        points as lists) and the per-sample values (tidy, as :meth:`per_sample`). Columns are
+        typed (text, float64, int64, lists of float64); null is what JSON's null is."""
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        document = {**self.as_dict(), "per_sample": []}
+        records = {key: document.pop(key) for key in ("rows", "comparisons", "agreement", "curves", "per_sample")}
+        files = {}
+        for table, schema in _parquet_schemas(pa).items():
+            if table == "per_sample":  # by column: a record per value would take ten times the memory
+                blocks = self.sample_values
+                columns: dict[str, Any] = {"sample": [s for b in blocks for s in b.samples]}
+                for column in SAMPLE_COLUMNS[1:-1]:
+                    columns[column] = [v for b in blocks for v in itertools.repeat(getattr(b, column), len(b.samples))]
+                columns["value"] = [_number(v) for b in blocks for v in b.values]
+                data = pa.Table.from_pydict(columns, schema=schema)
+            else:
+                data = pa.Table.from_pylist(records[table], schema=schema)
+            if table == "rows":
+                data = data.replace_schema_metadata({_PARQUET_KEY: json.dumps(document)})
+            sink = pa.BufferOutputStream()
+            pq.write_table(data, sink)
+            files["" if table == "rows" else f"-{table}"] = sink.getvalue().to_pybytes()
+        return files
+
+    @classmethod
+    def from_parquet(cls, source: str | os.PathLike[str]) -> Results:
+        """The results of a parquet report: ``source`` is its ``NAME.parquet``, whose companions
+        ``NAME-comparisons.parquet``, ``NAME-agreement.parquet``, ``NAME-curves.parquet`` and
+        ``NAME-per_sample.parquet`` lie beside it. They read back equal to the JSON document's
+        results (:meth:`from_json`); a file that is not such a report is a
+        :class:`~evalkit.errors.DataError` naming it."""
+        from evalkit.loading import parse_json, read_parquet
+
+        path = Path(source)
+        main = read_parquet(path, 64, "Python values")
+        metadata = (main.schema.metadata or {}).get(_PARQUET_KEY.encode())
+        if metadata is None:
+            raise DataError(f"{path}: not an evalkit parquet report (its metadata has no `{_PARQUET_KEY}` key; "
+                            "read the NAME.parquet of a parquet report, not one of its NAME-*.parquet companions)")
+        document = parse_json(metadata.decode("utf-8"), f"{path} (its metadata)")
+        if not isinstance(document, dict):
+            raise DataError(f"{path}: its metadata `{_PARQUET_KEY}` is not a JSON object")
+        document["rows"] = main.to_pylist()
+        for table in ("comparisons", "agreement", "curves", "per_sample"):
+            companion = path.with_name(f"{path.stem}-{table}{path.suffix}")
+            if not companion.is_file():
+                raise DataError(f"{path}: its companion {companion} is missing; copy the parquet report's files together")
+            document[table] = read_parquet(companion, 64, "Python values").to_pylist()
+        document["per_sample"] = _sample_blocks(document["per_sample"])
+        return _document(document, str(path))
+
     def to_pandas(self, what: str = "rows") -> pd.DataFrame:
         """A DataFrame of the ``rows`` (the columns of the CSV report: ``class``, not
         ``class_``), or of the paired tests (``"comparisons"``) or the rank ``"agreement"``
@@ -293,6 +485,33 @@ class Results:
             values = [np.nan if d[column] is None else d[column] for d in dicts]
             data[column] = pd.Series(values, dtype=text if kind is str else np.int64 if null is _NEVER else np.float64)
         return pd.DataFrame(data, columns=list(columns))
+
+    def per_sample(self) -> pd.DataFrame:
+        """Each sample's values, one per line: ``sample``, ``system``, the components, ``metric``
+        (a set metric of the run, or a count: ``n_ref``, ``n_sys``, ``tp``, ``fn``, ``fp``, and
+        ``substitutions``, ``deletions``, ``insertions`` with an error rate), the sweep and
+        ``value``; typed as :meth:`to_pandas` types them. The mean of a metric's defined values
+        over a system's samples is its ``samples`` average. A run computes them only when its
+        config says ``per_sample: true``: results without them are a
+        :class:`~evalkit.errors.ConfigError` saying so."""
+        import pandas as pd
+
+        if not self.sample_values:
+            raise ConfigError(
+                "per_sample(): these results hold no per-sample values; a run computes them when its config says "
+                "`per_sample: true`"
+            )
+        text = pd.Series(["text"]).dtype
+        blocks = self.sample_values
+        sizes = [len(b.samples) for b in blocks]
+        data: dict[str, Any] = {"sample": pd.Series([s for b in blocks for s in b.samples], dtype=text)}
+        for column in SAMPLE_COLUMNS[1:-2]:  # a label that does not apply is NaN, as in to_pandas
+            labels = np.array([np.nan if getattr(b, column) is None else getattr(b, column) for b in blocks], dtype=object)
+            data[column] = pd.Series(np.repeat(labels, sizes), dtype=text)
+        data["sweep_value"] = np.repeat(np.array([np.nan if b.sweep_value is None else b.sweep_value for b in blocks],
+                                                 dtype=np.float64), sizes)
+        data["value"] = np.concatenate([np.asarray(b.values, dtype=np.float64) for b in blocks])
+        return pd.DataFrame(data, columns=list(SAMPLE_COLUMNS))
 
     def pivot(
         self, index: str | Sequence[str] | None = None, columns: str = "averaging", values: str = "value",
@@ -358,6 +577,9 @@ class Results:
         if self.comparisons or self.agreement:
             lines.append(f"  statistics: {len(self.comparisons):,} paired tests, "
                          f"rank agreement of {len(self.agreement):,} pairs of measures")
+        if self.sample_values:
+            samples = sum(len(v.samples) for v in self.sample_values)
+            lines.append(f"  per-sample values: {samples:,} (per_sample())")
         lines += [f"  notes: {len(self.notes)}", f"  reports: {listed(self.reports)}"]
         return "\n".join(lines)
 
@@ -448,6 +670,36 @@ def _shown(value: Any) -> str:
 
 _COMPARISON_COLUMNS = tuple(f.name for f in fields(Comparison))
 _AGREEMENT_COLUMNS = ("measure_a", "measure_b", "tau", "p_value", "n_systems")
+_CURVE_COLUMNS = ("system", "metric", "class", "sweep_value", "x_label", "y_label", "steps", "x", "y")
+#: The metadata key of a parquet report's rows file that holds the rest of the JSON document.
+_PARQUET_KEY = "evalkit"
+
+
+def _parquet_schemas(pa: Any) -> dict[str, Any]:
+    """The typed columns of each table of a parquet report (by :data:`_FIELDS`, as from_json reads them)."""
+
+    def typed(columns: Sequence[str]) -> Any:
+        kinds = {float: pa.float64(), int: pa.int64(), str: pa.string()}
+        return pa.schema([(c, kinds[_FIELDS.get(c, (str, None))[0]]) for c in columns])
+
+    points = pa.list_(pa.float64())
+    curves = [(c, points if c in ("x", "y") else pa.bool_() if c == "steps" else typed([c]).field(0).type)
+              for c in _CURVE_COLUMNS]
+    return {"rows": typed(COLUMNS), "comparisons": typed(_COMPARISON_COLUMNS), "agreement": typed(_AGREEMENT_COLUMNS),
+            "curves": pa.schema(curves), "per_sample": typed(SAMPLE_COLUMNS)}
+
+
+def _sample_blocks(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tidy per-sample records as the JSON document's blocks: consecutive records of one system,
+    components, metric and sweep value make one block."""
+    blocks: list[dict[str, Any]] = []
+    for record in records:
+        labels = {k: v for k, v in record.items() if k not in ("sample", "value")}
+        if not blocks or any(blocks[-1][k] != v for k, v in labels.items()):
+            blocks.append({**labels, "samples": [], "values": []})
+        blocks[-1]["samples"].append(record.get("sample"))  # a record without one: an error naming the block
+        blocks[-1]["values"].append(record.get("value"))
+    return blocks
 
 
 def _document(document: Any, where: str) -> Results:
@@ -506,7 +758,10 @@ def _document(document: Any, where: str) -> Results:
     lower = records("lower_is_better")
     if not all(isinstance(m, str) for m in lower):
         raise DataError(f"{where}: `lower_is_better` holds something other than metric names")
-    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower)
+    sample_values = [_sample_values(v, f"{where}: per_sample[{i}]") for i, v in enumerate(records("per_sample"))]
+    timelines = [_timeline(t, f"{where}: timelines[{i}]") for i, t in enumerate(records("timelines"))]
+    return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower,
+                   sample_values=sample_values, timelines=timelines)
 
 
 def _interval_optional(record: Any) -> Any:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.config import RunConfig
+from evalkit.config import RunConfig, Runs
 from evalkit.errors import ConfigError
 
 
@@ -73,6 +73,7 @@ class Settings:
     statistics: Statistics | None
     sweep: Sweep | None
     engine: Engine
+    per_sample: bool = False  # keep each sample's values (`per_sample: true`)
 
     @property
     def partitioned(self) -> bool:
@@ -110,11 +111,31 @@ def settings_of(config: RunConfig, baseline: str | None, where: Any) -> Settings
         if stats.test is not None and baseline is not None:
             test = Test(stats.test.method, stats.test.resamples, stats.test.seed, baseline, stats.test.keyed)
         statistics = Statistics(stats.level, bootstrap, test, stats.agreement)
+    if config.per_sample:
+        _check_per_sample(config, where)
     sweep = config.sweep
     return Settings(
         data.missing, data.clip, None if data.classes is None else tuple(data.classes), data.stream, statistics,
         None if sweep is None else Sweep(
             sweep.vary, None if sweep.samples is None else tuple(sweep.samples), where("sweep", "samples"),
         ),
-        Engine(engine.name, engine.address, engine.workers, engine.partition_rows, engine.timeout),
+        Engine(engine.name, engine.address, engine.workers, engine.partition_rows, engine.timeout), config.per_sample,
     )
+
+
+def _check_per_sample(config: RunConfig, where: Any) -> None:
+    """Per-sample values are kept in memory to the end of the run, one per sample: a streamed
+    or Dask run, whose point is memory bounded whatever the data, does not keep them; and a
+    system of several runs has a value per run, not one per sample."""
+    if config.data.stream or config.engine.name == "dask":
+        raise ConfigError(
+            f"{where('per_sample')}: {'a streamed run' if config.data.stream else 'a Dask run'} holds bounded sums, "
+            "while per-sample values grow with the samples (they are kept to the end of the run); run it in memory "
+            "(leave out `data.stream` and `engine: dask`) or leave out `per_sample: true`"
+        )
+    for system, given in config.data.systems.items():
+        if isinstance(given, Runs) and len(given.runs) > 1:
+            raise ConfigError(
+                f"{where('per_sample')}: system {system!r} has {len(given.runs)} runs, so a sample has a value per run; "
+                "per-sample values are kept for systems of one run: score its runs as systems of their own"
+            )

@@ -1,16 +1,20 @@
-"""Report writers: Markdown (side-by-side tables), JSON and CSV (tidy rows), a self-contained
-HTML report with plots, and the plots as PNG or SVG files."""
+"""Report writers: Markdown (side-by-side tables), JSON, CSV and Parquet (tidy rows), a
+self-contained HTML report with plots, and the plots as PNG or SVG files."""
 
 from __future__ import annotations
 
 import csv
 import io
 import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from evalkit.plugin import (
     COLUMNS,
+    SAMPLE_COLUMNS,
     BaseComponent,
     Results,
+    atomic_write,
     comparison_table,
     hookimpl,
     markdown,
@@ -23,7 +27,7 @@ from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
 
 @hookimpl
 def evalkit_register_report_writers(register):
-    for cls in (MarkdownWriter, JsonWriter, CsvWriter, HtmlWriter, PngWriter, SvgWriter):
+    for cls in (MarkdownWriter, JsonWriter, CsvWriter, ParquetWriter, HtmlWriter, PngWriter, SvgWriter):
         register(cls)
 
 
@@ -88,11 +92,43 @@ class CsvWriter(BaseComponent):
     suffix = ".csv"
 
     def render(self, results: Results) -> str:
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({k: _cell(v) for k, v in row.as_dict().items()} for row in results.rows)
-        return buffer.getvalue()
+        return _csv(COLUMNS, (row.as_dict() for row in results.rows))
+
+    def write(self, results: Results, out: Path) -> list[Path]:
+        """``NAME.csv``, and with per-sample values (``per_sample: true``) ``NAME-per_sample.csv``:
+        one line per sample, system, combination and quantity, as :meth:`Results.per_sample`."""
+        paths = [atomic_write(out.with_name(out.name + self.suffix), self.render(results))]
+        if results.sample_values:
+            lines = ({"sample": sample, **block.as_dict(), "value": value}
+                     for block in results.sample_values for sample, value in zip(block.samples, block.values))
+            paths.append(atomic_write(out.with_name(f"{out.name}-per_sample{self.suffix}"), _csv(SAMPLE_COLUMNS, lines)))
+        return paths
+
+
+def _csv(columns: Sequence[str], records: Iterable[dict[str, object]]) -> str:
+    """Records as CSV lines of ``columns`` (other keys left out), each cell made safe."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows({k: _cell(v) for k, v in record.items()} for record in records)
+    return buffer.getvalue()
+
+
+class ParquetWriter(BaseComponent):
+    """Tidy rows as Parquet, typed columns: ``NAME.parquet`` (the rows; the notes, config and
+    provenance in its metadata) and ``NAME-comparisons``, ``-agreement``, ``-curves`` and
+    ``-per_sample.parquet``, which :meth:`Results.from_parquet` reads back."""
+
+    name = "parquet"
+    suffix = ".parquet"
+
+    def render(self, results: Results) -> str:
+        """An index of the files ``write`` makes (Parquet files are binary)."""
+        return "".join(f"{part or 'rows'}: {len(data):,} bytes\n" for part, data in results.to_parquet().items())
+
+    def write(self, results: Results, out: Path) -> list[Path]:
+        return [atomic_write(out.with_name(f"{out.name}{part}{self.suffix}"), data)
+                for part, data in results.to_parquet().items()]
 
 
 def _cell(value: object) -> object:

@@ -140,6 +140,9 @@ def render_html(results: Results) -> str:
         note = agreement_note(results)
         body = f'<p class="hint">{_e(note)}</p>' if note else _agreement(results)
         sections.append(("agreement", "Rank agreement", body, True))
+    worst = _worst(results)
+    if worst:
+        sections.append(("worst", "Worst files", worst, True))
     if figures_html:
         sections.append(("figures", "Figures", figures_html, True))
     words = _glossary(results)
@@ -328,6 +331,32 @@ def _agreement(results: Results) -> str:
     least = sorted(pairs, key=lambda a: (math.inf if math.isnan(a.tau) else a.tau))[:20]
     return (hint + f"<h3>The {len(least)} pairs that agree least (of {len(pairs):,})</h3>" + _table(header, rows(least), 2)
             + f"<details><summary>All {len(pairs):,} pairs</summary>" + _table(header, rows(pairs), 2) + "</details>")
+
+
+def _worst(results: Results) -> str:
+    """Each system's worst files (``per_sample: true``) with their counts; their timelines are
+    among the figures."""
+    ranked = results.worst_samples()
+    if not ranked:
+        return ""
+    first = next(iter(ranked.values()))[0]
+    measure = " · ".join(str(p) for p in (first.metric, first.representation, first.similarity, first.tnorm) if p)
+    order = "highest" if first.metric in results.lower_is_better else "lowest"
+    counts = [c for c in ("n_ref", "n_sys", "tp", "fn", "fp", "substitutions")
+              if any(b.metric == c for b in results.sample_values)]
+    values = {(b.system, b.representation, b.similarity, b.tnorm, b.sweep_value, b.metric): dict(zip(b.samples, b.values))
+              for b in results.sample_values if b.metric in counts}
+    parts = [f'<p class="hint">The files with the {order} {_e(measure)} per system, worst first (files with nothing on '
+             "either side, and undefined values, left out); every file's values are in the json, csv and parquet "
+             "reports. Counts are summed over the file's classes: n_ref = |G|, n_sys = |P|, tp = |G ∩ P|, "
+             "fn = |G| − tp, fp = |P| − tp." + (" Their events are drawn in the figures." if results.timelines else "")
+             + "</p>"]
+    for system, (block, worst) in ranked.items():
+        key = (system, block.representation, block.similarity, block.tnorm, block.sweep_value)
+        rows = [[str(rank), sample, _number(value), *(f"{values[key + (c,)][sample]:.6g}" for c in counts)]
+                for rank, (sample, value) in enumerate(worst, start=1)]
+        parts.append(f"<h3>{_e(system)}</h3>" + _table(["#", "file", block.metric, *counts], rows, 2))
+    return "\n".join(parts)
 
 
 def _figures(results: Results) -> tuple[str, list[str]]:

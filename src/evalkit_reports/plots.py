@@ -19,7 +19,9 @@ anywhere. Which figures exist depends on the rows:
   to the first system (Liu et al., Figure 3);
 - ``agreement``: the matrix of Kendall's τ between the system rankings of the measures;
 - ``curve-…``: a curve a data metric reports (the PSD-ROC of ``psds``), one line per system, one
-  panel per sweep value.
+  panel per sweep value;
+- ``timeline-…``: with ``per_sample: true`` on event lists, a system's worst files, a panel each,
+  each class's reference events above the system's.
 
 Large grids are capped (``MAX_*`` below); what was left out is said in :attr:`Gallery.notes`,
 and every value is still in the report's tables.
@@ -172,6 +174,7 @@ def gallery(results: Results) -> Gallery:
         *_levels(level_rows, colours, notes),
         *_agreement(results, notes),
         *_curves(results, colours, notes),
+        *_timelines(results, colours),
     ]
     return Gallery(_unique_names(plots), notes)
 
@@ -1142,4 +1145,58 @@ def _draw_curves(metric: str, curves: list[CurveRow], panels: list[tuple], colou
                for s in dict.fromkeys(c.system for c in curves)]
     fig.legend(handles=handles, loc="outside right upper")
     fig.suptitle(metric)
+    return fig
+
+
+# --- (i) the worst files' events on a timeline -------------------------------------------------
+
+REFERENCE_COLOUR = "#555555"
+
+
+def _timelines(results: Results, colours: dict[str, str]) -> list[Plot]:
+    """One figure per system whose worst files (``per_sample: true``) have events: a panel per
+    file, each class's reference events drawn above the system's."""
+    kept = {(t.system, t.sample): t for t in results.timelines}
+    plots = []
+    for system, (block, worst) in results.worst_samples().items():
+        files = [(kept[system, sample], value) for sample, value in worst if (system, sample) in kept]
+        if not files:
+            continue
+        measure = _join([block.metric, block.representation, block.similarity, block.tnorm])
+        listed = "; ".join(f"{visible(t.sample)} ({block.metric} {_number(v)})" for t, v in files)
+        plots.append(Plot(
+            name=_slug("timeline", system),
+            kind="timeline",
+            title=f"Worst files of {system}",
+            caption=(f"The {len(files)} files where {system} scores worst by {measure}, worst first: each class's "
+                     "reference events (grey, above) and the system's (below), in seconds."),
+            alt=(f"Timelines of {len(files)} files of system {visible(system)}, one panel each, each class's reference "
+                 f"events drawn above the system's: {listed}."),
+            draw=partial(_draw_timelines, visible(system), block.metric, files, colours.get(system, PALETTE[0])),
+        ))
+    return plots
+
+
+def _draw_timelines(system: str, metric: str, files: list[tuple[Any, float]], colour: str) -> Figure:
+    from matplotlib.patches import Patch
+
+    heights = [max(1, len({c for c, _, _ in (*t.reference, *t.prediction)})) for t, _ in files]
+    fig = _figure(MAX_WIDTH, sum(0.55 * h + 0.6 for h in heights) + 0.6)
+    axes = fig.subplots(len(files), 1, squeeze=False, height_ratios=heights).ravel().tolist()
+    for ax, (timeline, value) in zip(axes, files):
+        classes = sorted({c for c, _, _ in (*timeline.reference, *timeline.prediction)})
+        for row, name in enumerate(classes):  # class 0 at the top; its reference lane above its system lane
+            for lane, events, shade in ((0, timeline.reference, REFERENCE_COLOUR), (1, timeline.prediction, colour)):
+                spans = [(onset, offset - onset) for c, onset, offset in events if c == name]
+                ax.broken_barh(spans, (row + lane * 0.42 + 0.08, 0.36), facecolors=shade)
+        ax.set_yticks([row + 0.5 for row in range(len(classes))], [visible(c) for c in classes])
+        ax.set_ylim(len(classes) or 1, 0)
+        ax.set_xlim(left=0)
+        ax.grid(True, axis="x")
+        ax.grid(False, axis="y")
+        ax.set_title(f"{visible(timeline.sample)} · {metric} {_number(value)}", loc="left")
+    axes[-1].set_xlabel("time (s)")
+    fig.legend(handles=[Patch(color=REFERENCE_COLOUR, label="reference"), Patch(color=colour, label=system)],
+               loc="outside right upper")
+    fig.suptitle(f"Worst files of {system}")
     return fig
