@@ -230,9 +230,10 @@ def test_a_streamed_run_gives_the_in_memory_numbers(tmp_path, monkeypatch):
         np.testing.assert_array_equal(mine.curve.y, theirs.curve.y)
 
 
-def test_the_counts_of_parts_add_up_to_the_counts_of_the_whole(tmp_path):
+def test_the_counts_of_parts_add_up_to_the_counts_of_the_whole(tmp_path, monkeypatch):
     """Files split anywhere give the whole's counts exactly (whole numbers), on the union of
-    their scores; a score where two files' changes cancel stays a point of the curve."""
+    their scores; so do matchings made one cell at a time."""
+    import evalkit_segments.collar_scores
     from evalkit_segments.collar_scores import CollarParams, counts
     from evalkit_segments.loaders import EventListLoader
     from evalkit_segments.score_files import ScoreFiles
@@ -243,8 +244,11 @@ def test_the_counts_of_parts_add_up_to_the_counts_of_the_whole(tmp_path):
     params = CollarParams(**COLLARS[0])
     whole = counts(series.samples, reference, params)
     merged = counts(series[:7].samples, reference[:7], params) + counts(series[7:].samples, reference[7:], params)
+    monkeypatch.setattr(evalkit_segments.collar_scores, "MATCH_ROWS", 1)
+    alone = counts(series.samples, reference, params)
     for field in ("klass", "score", "change", "n_ref"):
         np.testing.assert_array_equal(getattr(merged, field), getattr(whole, field))
+        np.testing.assert_array_equal(getattr(alone, field), getattr(whole, field))
 
 
 def test_a_score_where_the_changes_of_two_files_cancel_is_a_point_of_the_curve(tmp_path):

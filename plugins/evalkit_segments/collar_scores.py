@@ -18,6 +18,7 @@ merges by ``+`` (:class:`~evalkit_segments.psds.Counts`), so streamed and Dask r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -74,11 +75,12 @@ def counts(series: ScoreSeries, reference: ItemSets, p: CollarParams) -> Counts:
     n_ref = np.bincount(cell % n_classes, minlength=n_classes).astype(np.float64)
     noisy = np.zeros((series.n_samples, n_classes), dtype=bool)  # cells with reference events
     noisy[cell // n_classes, cell % n_classes] = True
-    quiet: list[Any] = []
+    zero = np.zeros(n_classes)
+    state = Counts.tally([], 3, n_ref, zero, 0.0)
     for frames in _file_blocks(series, max(BLOCK_FRAMES // max(n_classes, 1), 1)):
         klass, column, sign, score = _quiet_changes(series, ~noisy, frames)  # every detection a FP
-        quiet += [(klass, column, sign, score), (klass, np.full(len(klass), FILES), np.ones(len(klass), np.int64), score)]
-    state = Counts.tally(quiet, 3, n_ref, 0 * n_ref, 0.0)
+        files = (klass, np.full(len(klass), FILES), np.ones(len(klass), np.int64), score)
+        state = state + Counts.tally([(klass, column, sign, score), files], 3, zero, zero, 0.0)
     for block in _noisy_blocks(series, noisy):
         state = state + _noisy_counts(series, block, cell, onset, offset, n_classes, p)
     return state
@@ -132,6 +134,35 @@ def _true_positives(
     point = np.unique(np.r_[top, bottom[died]])
     first = np.where(died, np.searchsorted(point, bottom, "right"), np.searchsorted(point, key))
     alive = np.searchsorted(point, top, "right") - first
+    tp = np.zeros(len(point))
+    for part in _whole_cells(cell, alive):
+        tp += _matched(first[part], alive[part], run[part], event[part], len(point))
+    point_cell = point // width
+    above = np.r_[tp[1:], 0.0] * np.r_[point_cell[1:] == point_cell[:-1], False]  # at the next higher score
+    return point_cell, points[point % width], tp - above
+
+
+#: (pair, score) rows matched at once: the matchings of a block of cells are made a few cells at a
+#: time, since a cell's rows grow with its runs times its scores.
+MATCH_ROWS = 1 << 19
+
+
+def _whole_cells(cell: np.ndarray, rows: np.ndarray) -> Iterator[slice]:
+    """Slices of pairs (sorted by cell) of whole cells, about :data:`MATCH_ROWS` rows at a time
+    (a larger cell alone)."""
+    starts = np.r_[np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]), len(cell)]
+    total = np.r_[0, np.cumsum(rows)]
+    begin = 0
+    while begin < len(cell):
+        reach = int(np.searchsorted(total, total[begin] + MATCH_ROWS, "right")) - 1  # pairs within the rows
+        end = int(starts[np.searchsorted(starts, max(reach, begin + 1))])  # rounded up to a whole cell
+        yield slice(begin, end)
+        begin = end
+
+
+def _matched(first: np.ndarray, alive: np.ndarray, run: np.ndarray, event: np.ndarray, n_points: int) -> np.ndarray:
+    """The size of a maximum matching at each point, of the pairs alive there (pair i at points
+    ``first[i]`` to ``first[i] + alive[i] - 1``)."""
     pair = np.repeat(np.arange(len(run)), alive)
     at = np.arange(int(alive.sum())) + np.repeat(first - (np.cumsum(alive) - alive), alive)
     event_key, event_node = np.unique(at * (int(event.max(initial=0)) + 1) + event[pair], return_inverse=True)
@@ -139,10 +170,7 @@ def _true_positives(
     matched = maximum_matching(event_node.ravel(), run_node.ravel(), len(event_key), len(run_key))
     node_at = np.zeros(len(event_key), np.int64)
     node_at[event_node.ravel()] = at
-    tp = np.bincount(node_at[matched >= 0], minlength=len(point)).astype(np.float64)
-    point_cell = point // width
-    above = np.r_[tp[1:], 0.0] * np.r_[point_cell[1:] == point_cell[:-1], False]  # at the next higher score
-    return point_cell, points[point % width], tp - above
+    return np.bincount(node_at[matched >= 0], minlength=n_points).astype(np.float64)
 
 
 def curve(state: Counts, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
