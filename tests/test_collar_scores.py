@@ -288,3 +288,44 @@ def test_the_collars_have_no_default_as_in_the_peer(tmp_path):
 
     with pytest.raises(ConfigError, match="onset_collar"):
         ours(tmp_path, tmp_path / "absent.tsv", {"name": "collar_best_fscore", "offset_collar": 0.2})
+
+
+def test_a_class_without_reference_events_is_undefined_and_left_out(tmp_path):
+    """Its recall and error rate are undefined: NaN, and the means are the other classes' (the
+    peer refuses such data, so it is compared on the scores without the class)."""
+    scores, gt = desed_like(tmp_path, 7)
+    table = pd.read_csv(gt, sep="\t")
+    classes = sorted(table.event_label.dropna().unique())
+    gone = classes[0]
+    table.loc[table.event_label == gone, ["onset", "offset", "event_label"]] = None  # its files stay listed
+    table.drop_duplicates().to_csv(gt, sep="\t", index=False)
+    reference = {"path": str(gt), "loader": {"name": "events", "labels": classes}}
+    results = evalkit.run({"name": "c", "data": {"reference": reference, "systems": {"s": str(scores)}},
+                           "metrics": [{"name": "collar_best_fscore", **COLLARS[0]},
+                                       {"name": "collar_error_rate", "threshold": 0.5, **COLLARS[0]}]})
+    got = values(results)
+    for metric in ("collar_best_fscore_per_class", "collar_best_fscore_threshold", "collar_error_rate_per_class"):
+        assert np.isnan(got[(metric, gone)]), metric
+    for file in scores.iterdir():
+        pd.read_csv(file, sep="\t").drop(columns=gone).to_csv(file, sep="\t", index=False)
+    f = peer("best_fscore", scores, gt, **COLLARS[0])[0]
+    er = peer("error_rate", scores, gt, threshold=0.5, **COLLARS[0])[0]
+    assert got[("collar_best_fscore", None)] == pytest.approx(f["macro_average"], rel=1e-12)
+    assert got[("collar_best_fscore_micro", None)] == pytest.approx(f["micro_average"], rel=1e-12)
+    assert got[("collar_error_rate", None)] == pytest.approx(er["macro_average"], rel=1e-12)
+
+
+def test_the_pr_curves_are_kept_in_the_json_report_and_drawn(tmp_path):
+    from evalkit_reports import plots
+
+    scores, gt = desed_like(tmp_path, 8)
+    results = ours(scores, gt, ALL_FOUR[1])
+    again = evalkit.Results.from_json(results.to_json())
+    assert len(again.curves) == len(results.curves) == 10  # one per class
+    for kept, curve in zip(again.curves, results.curves, strict=True):
+        assert (kept.metric, kept.class_, kept.curve.x_label) == ("collar_pr_curve", curve.class_, "recall")
+        np.testing.assert_array_equal(kept.curve.x, curve.curve.x)  # read back: the same numbers
+        np.testing.assert_array_equal(kept.curve.y, curve.curve.y)
+    drawn = [p for p in plots.gallery(results).plots if p.kind == "curve"]
+    assert [p.name for p in drawn] == ["curve-collar_pr_curve"]
+    assert plots.image(drawn[0], "png").startswith(b"\x89PNG")

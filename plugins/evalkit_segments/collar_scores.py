@@ -256,9 +256,10 @@ def _mean(values: np.ndarray, defined: np.ndarray) -> float:
 
 
 class CollarFScore(_Collar):
-    """sed_scores_eval's ``collar_based.fscore``: F, precision and recall at a threshold, per
-    class, their mean over classes and the micro ones. A class without reference events has no
-    recall: NaN, left out of the means (its detections still count in the micro precision)."""
+    """Collar-based F, precision and recall of score series at a threshold, per class, their mean
+    over classes and the micro ones: sed_scores_eval's ``collar_based.fscore``. A class without
+    reference events has no recall: NaN, left out of the means (its detections still count in
+    the micro precision)."""
 
     name = "collar_fscore"
     Params = FScoreParams
@@ -289,10 +290,10 @@ class CollarFScore(_Collar):
 
 
 class CollarBestFScore(_Collar):
-    """sed_scores_eval's ``collar_based.best_fscore``: per class the best F over thresholds
-    (under ``min_precision`` and ``min_recall``: 0 where none reaches them, at the threshold
-    +inf), its threshold, their mean, the micro F at those thresholds, and each class's
-    precision-recall curve. A class without reference events is NaN and left out."""
+    """The best collar-based F of score series over each class's thresholds, with the thresholds,
+    their mean, the micro F at them and each class's precision-recall curve: sed_scores_eval's
+    ``collar_based.best_fscore``. Under ``min_precision`` / ``min_recall`` a class that reaches
+    none has F 0 at the threshold +inf. A class without reference events is NaN and left out."""
 
     name = "collar_best_fscore"
     Params = BestFScoreParams
@@ -339,10 +340,10 @@ def error_rates(tp: Any, fp: Any, n_ref: Any) -> tuple[Any, Any, Any]:
 
 
 class CollarErrorRate(_Collar):
-    """sed_scores_eval's ``collar_based.error_rate``: per class the error rate (insertions plus
-    deletions over the reference events; a class alone has no substitutions) and the insertion
-    and deletion rates at a threshold, and their means over classes. A class without reference
-    events has no rate: NaN, left out of the means."""
+    """Collar-based error, insertion and deletion rates of score series at a threshold, per class
+    (insertions plus deletions over the reference events; a class alone has no substitutions)
+    and their means over classes: sed_scores_eval's ``collar_based.error_rate``. A class without
+    reference events has no rate: NaN, left out of the means."""
 
     name = "collar_error_rate"
     Params = ErrorRateParams
@@ -372,9 +373,9 @@ def _rates(prefix: str, rates: tuple[Any, Any, Any], defined: np.ndarray) -> dic
 
 
 class CollarBestErrorRate(_Collar):
-    """sed_scores_eval's ``collar_based.best_error_rate``: per class the lowest error rate over
-    thresholds, with its insertion and deletion rates and its threshold, and their means over
-    classes. A class without reference events is NaN and left out."""
+    """The lowest collar-based error rate of score series over each class's thresholds, with its
+    insertion and deletion rates, the thresholds and the means over classes: sed_scores_eval's
+    ``collar_based.best_error_rate``. A class without reference events is NaN and left out."""
 
     name = "collar_best_error_rate"
     Params = CollarParams
