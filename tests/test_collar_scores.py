@@ -329,3 +329,25 @@ def test_the_pr_curves_are_kept_in_the_json_report_and_drawn(tmp_path):
     drawn = [p for p in plots.gallery(results).plots if p.kind == "curve"]
     assert [p.name for p in drawn] == ["curve-collar_pr_curve"]
     assert plots.image(drawn[0], "png").startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), {"alarm": 0.5, "dog": float("nan"), "speech": 0.5}])
+def test_a_threshold_of_nan_is_refused_before_any_data_is_read(tmp_path, threshold):
+    from evalkit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="a threshold is a number .-inf and inf included., not nan"):
+        ours(tmp_path, tmp_path / "absent.tsv", {"name": "collar_fscore", "threshold": threshold, **COLLARS[0]})
+
+
+def test_thresholds_of_minus_and_plus_inf_detect_every_frame_and_none(tmp_path):
+    """-inf is the lowest point of each class's curve (every frame detected), inf its last
+    (nothing detected): the peer's F and error rate there."""
+    scores, gt = desed_like(tmp_path, 9)
+    for threshold in (-np.inf, np.inf):
+        got = values(ours(scores, gt, {"name": "collar_fscore", "threshold": threshold, **COLLARS[0]},
+                          {"name": "collar_error_rate", "threshold": threshold, **COLLARS[0]}))
+        f = peer("fscore", scores, gt, threshold=threshold, **COLLARS[0])[0]
+        er = peer("error_rate", scores, gt, threshold=threshold, **COLLARS[0])[0]
+        assert got[("collar_fscore", None)] == pytest.approx(f["macro_average"], rel=1e-12, abs=1e-15)
+        assert got[("collar_error_rate", None)] == pytest.approx(er["macro_average"], rel=1e-12)
+    assert got[("collar_fscore", None)] == 0 and got[("collar_error_rate", None)] == 1  # nothing detected: all deleted

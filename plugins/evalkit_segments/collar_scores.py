@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalkit.plugin import BaseComponent, Curve, CurvePerClass, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.event_based import maximum_matching
@@ -43,15 +43,24 @@ class CollarParams(BaseModel):
     time_decimals: int = Field(6, ge=0, le=12, description="|distance| - collar is rounded to this many decimals")
 
 
-THRESHOLD = Field(
-    ..., description="the decision threshold (a frame scoring above it is detected): one number, or one per class "
-    "({dog: 0.4, ...}, as best thresholds are reported)",
-)
 BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision")
 
 
-class FScoreParams(CollarParams):
-    threshold: float | dict[str, float] = THRESHOLD
+class ErrorRateParams(CollarParams):
+    threshold: float | dict[str, float] = Field(
+        ..., description="the decision threshold (a frame scoring above it is detected): one number, or one per class "
+        "({dog: 0.4, ...}, as best thresholds are reported; -inf detects every frame, inf none)",
+    )
+
+    @field_validator("threshold")
+    @classmethod
+    def _a_number(cls, threshold: float | dict[str, float]) -> float | dict[str, float]:
+        if np.isnan(list(threshold.values()) if isinstance(threshold, dict) else [threshold]).any():
+            raise ValueError("a threshold is a number (-inf and inf included), not nan")
+        return threshold
+
+
+class FScoreParams(ErrorRateParams):
     beta: float = BETA
 
 
@@ -59,10 +68,6 @@ class BestFScoreParams(CollarParams):
     beta: float = BETA
     min_precision: float = Field(0.0, ge=0, le=1, description="only thresholds reaching this precision count")
     min_recall: float = Field(0.0, ge=0, le=1, description="only thresholds reaching this recall count")
-
-
-class ErrorRateParams(CollarParams):
-    threshold: float | dict[str, float] = THRESHOLD
 
 
 def counts(series: ScoreSeries, reference: ItemSets, p: CollarParams) -> Counts:
