@@ -351,3 +351,17 @@ def test_thresholds_of_minus_and_plus_inf_detect_every_frame_and_none(tmp_path):
         assert got[("collar_fscore", None)] == pytest.approx(f["macro_average"], rel=1e-12, abs=1e-15)
         assert got[("collar_error_rate", None)] == pytest.approx(er["macro_average"], rel=1e-12)
     assert got[("collar_fscore", None)] == 0 and got[("collar_error_rate", None)] == 1  # nothing detected: all deleted
+
+
+def test_bootstrap_intervals_and_paired_tests_resample_files(tmp_path):
+    """Files are resampled with their score series; a system against itself differs by 0 with p = 1."""
+    root = make(tmp_path, 12, files=10)
+    results = evalkit.run({
+        "name": "b", "metrics": [ALL_FOUR[1]],
+        "data": {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores"), "t": str(root / "scores")}},
+        "statistics": {"bootstrap": {"resamples": 20, "seed": 1}, "test": {"baseline": "s", "resamples": 20}},
+    })
+    (row, _) = [r for r in results.rows if r.metric == "collar_best_fscore"]
+    assert row.ci_low < row.value < row.ci_high
+    (comparison,) = [c for c in results.comparisons if c.metric == "collar_best_fscore"]
+    assert comparison.difference == 0 and comparison.p_value == 1  # one computation twice: exactly 0
