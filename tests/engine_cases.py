@@ -76,6 +76,18 @@ def psds_folders(folder: Path) -> Config:
     return config
 
 
+def collar_folders(folder: Path) -> Config:
+    """desed with sed_scores_eval's collar-based metrics over every threshold in place of PSDS:
+    F and error rate at 0.5 and at each class's best threshold."""
+    config = psds_folders(folder)
+    collars = {"onset_collar": 0.2, "offset_collar": 0.2, "offset_collar_rate": 0.2}
+    config["metrics"] = [m for m in config["metrics"] if not isinstance(m, dict)] + [
+        {"name": "collar_fscore", "threshold": 0.5, **collars}, {"name": "collar_best_fscore", **collars},
+        {"name": "collar_error_rate", "threshold": 0.5, **collars}, {"name": "collar_best_error_rate", **collars},
+    ]
+    return config
+
+
 def weighted(folder: Path) -> Config:
     """quickstart with Poisson intervals and a weights file (an id column and a weight per
     sample, seeded, some 0) in the reference's order."""
@@ -118,6 +130,7 @@ CASES = {
     "sweep": Case(lambda folder: with_bootstrap("figure1")),
     "score_files": Case(score_files),
     "psds_folders": Case(psds_folders),
+    "collar_folders": Case(collar_folders),
     "weights": Case(weighted),
     "runs": Case(several_runs),
     "agreement": Case(lambda folder: agreement("tnorms"), ("rows", "agreement")),

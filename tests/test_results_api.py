@@ -255,6 +255,43 @@ def test_undefined_values_read_back_as_nan_and_absent_ones_as_none():
     assert loaded.to_json() == results.to_json()
 
 
+def test_infinite_values_are_written_and_read_back_in_every_format(tmp_path):
+    """sed_scores_eval's best threshold is -inf for a class best left all on (a, found only by
+    its lowest score) and +inf for one best left off (b, never found): valid JSON (the text
+    "-inf" / "inf" in the number's place, where Python would write -Infinity, which JSON readers
+    refuse) that reads back, CSV that pandas reads back, the tables, and a plot that writes the
+    value where no bar can show it (matplotlib warned and drew nothing before)."""
+    import warnings
+
+    from evalkit_reports import CsvWriter, MarkdownWriter
+    from evalkit_reports.html import HtmlWriter
+
+    (tmp_path / "scores").mkdir()
+    (tmp_path / "scores" / "f0.tsv").write_text("onset\toffset\ta\tb\n0.0\t0.1\t0.3\t0.9\n0.1\t0.2\t0.3\t0.1\n")
+    (tmp_path / "gt.tsv").write_text("filename\tonset\toffset\tevent_label\nf0.wav\t0.0\t0.2\ta\nf0.wav\t0.1\t0.2\tb\n")
+    data = {"reference": str(tmp_path / "gt.tsv"), "systems": {"s": str(tmp_path / "scores")}}
+    results = evalkit.run({"name": "inf", "data": data,
+                           "metrics": [{"name": "collar_best_fscore", "onset_collar": 0.05, "offset_collar": 0.05}]})
+    thresholds = {r.class_: r.value for r in results.rows if r.metric == "collar_best_fscore_threshold"}
+    assert thresholds == {"a": -math.inf, "b": math.inf}
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    text = results.to_json()
+    document = json.loads(text, parse_constant=refuse)  # what a strict reader (jq, JavaScript) accepts
+    assert [r["value"] for r in document["rows"] if r["metric"] == "collar_best_fscore_threshold"] == ["-inf", "inf"]
+    loaded = Results.from_json(text)
+    assert loaded.rows == results.rows and loaded.to_json() == text
+    table = pd.read_csv(io.StringIO(CsvWriter(CsvWriter.Params()).render(results)))
+    assert table[table.metric == "collar_best_fscore_threshold"].value.tolist() == [-math.inf, math.inf]
+    assert "| -inf | inf |" in MarkdownWriter(MarkdownWriter.Params()).render(results)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "invalid value encountered" on an infinite bar
+        page = HtmlWriter(HtmlWriter.Params()).render(results)
+    assert '<td class="num">-inf</td>' in page and '<td class="num">inf</td>' in page
+
+
 def test_the_cli_json_output_reads_back(tmp_path):
     done = evalkit_cli("run", CONFIGS / "quickstart.yaml", "--format", "json", "--no-report", check=True)
     (tmp_path / "run.json").write_text(done.stdout, encoding="utf-8")

@@ -66,6 +66,28 @@ def _number(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
+#: JSON has no infinities either (Python writes ``-Infinity``, which other readers refuse): in the
+#: JSON document ±inf, such as a best threshold at which every frame is detected, is the text
+#: "-inf" or "inf" in a number's place, which :meth:`Results.from_json` reads back.
+_INFINITIES = {"inf": math.inf, "-inf": -math.inf}
+
+
+def _text_of_infinities(record: dict[str, Any]) -> dict[str, Any]:
+    """A record for the JSON document: its infinite numbers (also in a curve's points) as text."""
+
+    def text(value: Any) -> Any:
+        if isinstance(value, list):
+            return [text(v) for v in value]
+        return ("inf" if value > 0 else "-inf") if isinstance(value, float) and math.isinf(value) else value
+
+    return {key: text(value) for key, value in record.items()}
+
+
+def _read_number(value: Any) -> Any:
+    """A number read back from JSON: "inf" and "-inf" are the infinities."""
+    return _INFINITIES[value] if isinstance(value, str) and value in _INFINITIES else value
+
+
 @dataclass(frozen=True)
 class Row:
     """One number: a metric of a system under one combination of components.
@@ -188,7 +210,7 @@ def _curve_row(record: Any, where: str) -> CurveRow:
     if not isinstance(record, dict):
         raise DataError(f"{where}: not an object")
     try:
-        x, y = ([np.nan if v is None else v for v in record[key]] for key in ("x", "y"))  # null: undefined
+        x, y = ([np.nan if v is None else _read_number(v) for v in record[key]] for key in ("x", "y"))  # null: undefined
         curve = Curve(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
                       str(record["x_label"]), str(record["y_label"]), bool(record.get("steps", True)))
         sweep, class_ = record.get("sweep_value"), record.get("class")
@@ -384,7 +406,10 @@ class Results:
 
     def to_json(self) -> str:
         """The JSON document of the json report, without writing a file."""
-        return json.dumps(self.as_dict(), indent=2) + "\n"
+        document = self.as_dict()
+        for key in ("rows", "comparisons", "agreement", "curves"):
+            document[key] = [_text_of_infinities(record) for record in document[key]]
+        return json.dumps(document, indent=2) + "\n"
 
     @classmethod
     def from_json(cls, source: str | os.PathLike[str]) -> Results:
@@ -779,6 +804,8 @@ def _record(record: Any, where: str, columns: Sequence[str]) -> dict[str, Any]:
         if column not in record:
             raise DataError(f"{where}: no `{column}`")
         value, (kind, null) = record[column], _FIELDS.get(column, (str, None))
+        if kind is float:
+            value = _read_number(value)
         if value is None and null is not _NEVER:
             value = null
         elif kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):

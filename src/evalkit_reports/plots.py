@@ -455,11 +455,19 @@ def _rotate_if_long(ax, labels: Sequence[str], room: float) -> None:
             tick.set_rotation_mode("anchor")
 
 
+def _height(row: Row | None) -> float:
+    """A bar's length: none (NaN) for a missing row, an undefined value, or an infinite one (a
+    threshold at which every frame is detected is -inf), which no bar can show: its value is
+    written in its place instead."""
+    return row.value if row is not None and math.isfinite(row.value) else np.nan
+
+
 def _mark_flat_bars(ax, bars: list[tuple[float | np.integer, float]]) -> None:
-    """Write the value of bars too short to see (a 0 looks like a missing bar otherwise)."""
+    """Write the value of bars too short to see (a 0 looks like a missing bar otherwise), or
+    that no bar shows (undefined, ±inf)."""
     low, high = ax.get_ylim()
     for x, value in bars:
-        if math.isnan(value) or abs(value) <= 0.01 * (high - low):
+        if not math.isfinite(value) or abs(value) <= 0.01 * (high - low):
             ax.text(x, 0, _number(value).rstrip("0").rstrip(".") or "0", ha="center", va="bottom",
                     fontsize=6.5, color="#444444")
 
@@ -625,7 +633,7 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
             for k, system in enumerate(systems):
                 found = [cells.get((averaging, system, m)) for m in metrics]
                 xs = x + (k - (len(systems) - 1) / 2) * width
-                ax.bar(xs, [r.value if r else np.nan for r in found], width, color=colours[system],
+                ax.bar(xs, [_height(r) for r in found], width, color=colours[system],
                        label=system, edgecolor="white", linewidth=0.4)
                 _errorbars(ax, xs, found)
                 drawn += [(xi, r.value) for xi, r in zip(xs, found) if r is not None]
@@ -767,7 +775,7 @@ def _draw_data_bars(rows: list[Row], colours: dict[str, str]) -> Figure:
     for ax, (key, panel) in zip(axes, panels):
         cells = {r.system: r for r in panel}
         found = [cells.get(s) for s in systems]
-        ax.bar(x, [r.value if r else np.nan for r in found], 0.7, color=[colours[s] for s in systems])
+        ax.bar(x, [_height(r) for r in found], 0.7, color=[colours[s] for s in systems])
         _errorbars(ax, x, found)
         ax.set_xticks(x, systems)
         _rotate_if_long(ax, systems, panel_w)
@@ -826,8 +834,11 @@ def _draw_per_class(where: str, rows: list[Row], colours: dict[str, str]) -> Fig
         for k, system in enumerate(systems):
             found = [cells.get((metric, system, c)) for c in classes]
             ys = y + (k - (len(systems) - 1) / 2) * width
-            values = [r.value if r else np.nan for r in found]
-            ax.barh(ys, values, width, color=colours[system], label=system, edgecolor="white", linewidth=0.4)
+            ax.barh(ys, [_height(r) for r in found], width, color=colours[system], label=system, edgecolor="white",
+                    linewidth=0.4)
+            for at, r in zip(ys, found):
+                if r is not None and math.isinf(r.value):  # no bar shows it: its value in the bar's place
+                    ax.text(0, at, _number(r.value), ha="left", va="center", fontsize=6.5, color="#444444")
             _errorbars(ax, ys, found, horizontal=True)
         ax.set_yticks(y, [label(c) for c in classes])
         ax.yaxis.set_inverted(True)  # the first class on top, as in the table

@@ -27,6 +27,7 @@ from evalkit.plugin import (
     hookimpl,
 )
 from evalkit_segments.collar import Collar
+from evalkit_segments.collar_scores import CollarBestErrorRate, CollarBestFScore, CollarErrorRate, CollarFScore
 from evalkit_segments.durations import Durations
 from evalkit_segments.event_based import EventBased
 from evalkit_segments.intervals import THRESHOLD, IntervalSimilarity, cell_intervals
@@ -58,7 +59,8 @@ def evalkit_register_loaders(register):
 
 @hookimpl
 def evalkit_register_metrics(register):
-    register(PSDS)
+    for cls in (PSDS, CollarFScore, CollarBestFScore, CollarErrorRate, CollarBestErrorRate):
+        register(cls)
 
 
 def merge(cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

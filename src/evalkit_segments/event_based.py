@@ -61,7 +61,7 @@ class EventBased(BaseComponent[EventBasedParams]):
         n = shape[0] * shape[1]
         ref, sys = cell_intervals(reference), cell_intervals(prediction, self.params.threshold)
         ref_i, sys_i = self._pairs(ref, sys, ref[0], sys[0])
-        matched = _maximum_matching(ref_i, sys_i, len(ref[0]), len(sys[0]))
+        matched = maximum_matching(ref_i, sys_i, len(ref[0]), len(sys[0]))
         counts = (np.bincount(ref[0], minlength=n), np.bincount(sys[0], minlength=n),
                   np.bincount(ref[0][matched >= 0], minlength=n))
         card_ref, card_pred, inter = (c.astype(np.float64).reshape(shape) for c in counts)
@@ -118,7 +118,7 @@ class EventBased(BaseComponent[EventBasedParams]):
         return np.bincount(files, minlength=shape[0]).astype(np.float64)
 
 
-def _maximum_matching(ref_i: np.ndarray, sys_i: np.ndarray, n_ref: int, n_sys: int) -> np.ndarray:
+def maximum_matching(ref_i: np.ndarray, sys_i: np.ndarray, n_ref: int, n_sys: int) -> np.ndarray:
     """For each reference event, the system event it is matched to (-1: none), in a maximum
     one-to-one matching of the candidate pairs (Hopcroft–Karp, scipy)."""
     from scipy.sparse import csr_matrix
