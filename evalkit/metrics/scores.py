@@ -104,7 +104,7 @@ def _points(positive: np.ndarray, score: np.ndarray, weights: np.ndarray | None)
     if weights is not None:
         kept = weights != 0
         positive, score, weights = positive[kept], score[kept], weights[kept]
-    order = np.argsort(score, kind="stable")[::-1]
+    order = np.argsort(score)[::-1]  # a tie group is cut at its last row, whatever its order
     ranked, hits = score[order], positive[order]
     last = np.r_[np.flatnonzero(ranked[1:] != ranked[:-1]), len(ranked) - 1]
     w = 1.0 if weights is None else weights[order]
@@ -194,27 +194,24 @@ def precision_recall_curve(
 def _auc_columns(positive: np.ndarray, score: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     """Each column's area under its ROC curve, Σ_pos Σ_neg w w' ([s > s'] + [s = s'] / 2) over
     the weights of positives times negatives, with scikit-learn's warning and NaN where a column
-    has one class, or no weight on one. One sort of all the columns; a tie group's negatives are
-    found from its first and last row."""
-    n, k = score.shape
-    order = np.argsort(score, axis=0, kind="stable")
-    ranked = np.take_along_axis(score, order, axis=0)
-    hits = np.take_along_axis(positive, order, axis=0)
+    has one class, or no weight on one. One sort of all the columns (each a contiguous row of the
+    transpose); each tie group's positives count the negatives below it and half of its own."""
+    k, columns = score.shape[1], np.ascontiguousarray(score.T)
+    order = np.argsort(columns, axis=1)  # ties are grouped by value: no need of a stable sort
+    ranked = np.take_along_axis(columns, order, axis=1)
+    hits = np.take_along_axis(np.ascontiguousarray(positive.T), order, axis=1)
     w = 1.0 if weights is None else weights[order]
     pos, neg = hits * w, (1 - hits) * w
-    negatives = np.cumsum(neg, axis=0, dtype=np.float64)  # at or below each row
-    rows, cols = np.arange(n)[:, None], np.arange(k)
-    starts = np.ones((n, k), dtype=bool)
-    starts[1:] = ranked[1:] != ranked[:-1]
-    ends = np.ones((n, k), dtype=bool)
-    ends[:-1] = starts[1:]
-    first = np.maximum.accumulate(np.where(starts, rows, 0), axis=0)
-    last = np.minimum.accumulate(np.where(ends, rows, n - 1)[::-1], axis=0)[::-1]
-    below = np.where(first > 0, negatives[np.maximum(first - 1, 0), cols], 0.0)
-    ranked_right = (pos * (below + (negatives[last, cols] - below) / 2)).sum(axis=0)
-    pairs = pos.sum(axis=0, dtype=np.float64) * negatives[-1]
+    ends = np.ones(ranked.shape, dtype=bool)  # the last row of each tie group, in each column
+    ends[:, :-1] = ranked[:, 1:] != ranked[:, :-1]
+    column = np.nonzero(ends)[0]
+    pos_to, neg_to = np.cumsum(pos, axis=1, dtype=np.float64)[ends], np.cumsum(neg, axis=1, dtype=np.float64)[ends]
+    first = np.r_[True, column[1:] != column[:-1]]  # a column's first group starts from nothing
+    pos_from, neg_from = (np.where(first, 0.0, np.r_[0.0, to[:-1]]) for to in (pos_to, neg_to))
+    ranked_right = np.bincount(column, weights=(pos_to - pos_from) * (neg_from + neg_to) / 2, minlength=k)
+    pairs = pos.sum(axis=1, dtype=np.float64) * neg.sum(axis=1, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(_defined(positive, pos, neg), ranked_right / pairs, np.nan)
+        return np.where(_defined(positive, pos.T, neg.T), ranked_right / pairs, np.nan)
 
 
 def _defined(positive: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
