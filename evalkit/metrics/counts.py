@@ -35,6 +35,7 @@ from evalkit.metrics.sets import (
     _outside,
     _pair,
     _plain,
+    _present,
     _soft_binary,
     _targets,
     _weights,
@@ -141,8 +142,7 @@ def _crisp_matrix(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | No
     labels not named are left out."""
     text = true.dtype.kind in "UO"
     if labels is None:
-        chosen = _plain(_labels_of(np.concatenate([true, pred]) if true.dtype.kind == pred.dtype.kind else
-                                   np.concatenate([true.astype(object), pred.astype(object)])))
+        chosen = _plain(_present(true, pred))
     else:
         chosen = _of_kind(list(labels), text)
         if not chosen:
@@ -176,7 +176,7 @@ def _soft_matrix(true: np.ndarray, pred: np.ndarray, labels: Sequence[Any] | Non
     return cm[np.ix_(order, order)]
 
 
-def _one_per_sample(y_true: Any, y_pred: Any, name: str) -> None:
+def _one_per_sample(y_true: Any, name: str) -> None:
     """scikit-learn's metrics of the classes' confusion matrix refuse multi-label data."""
     if _array(y_true, "y_true")[0].ndim == 2:
         raise ValueError(f"multilabel-indicator is not supported by {name}: it reads a confusion matrix of classes "
@@ -190,7 +190,7 @@ def balanced_accuracy_score(
     """The mean over the true labels of each one's recall, as scikit-learn's function of this
     name (``adjusted``: rescaled so that chance is 0); of soft labels, read from the fuzzy
     confusion matrix."""
-    _one_per_sample(y_true, y_pred, "balanced_accuracy_score")
+    _one_per_sample(y_true, "balanced_accuracy_score")
     cm = confusion_matrix(y_true, y_pred, sample_weight=sample_weight, tnorm=tnorm)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_class = np.diag(cm) / cm.sum(axis=1)
@@ -210,7 +210,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None, tn
     multiclass form, as scikit-learn's): (c·s − t·p) / √((s² − p·p)(s² − t·t)) with t and p
     its row and column sums, c its trace and s its total; 0 where a side has one label. Of soft
     labels, read from the fuzzy confusion matrix."""
-    _one_per_sample(y_true, y_pred, "matthews_corrcoef")
+    _one_per_sample(y_true, "matthews_corrcoef")
     cm = confusion_matrix(y_true, y_pred, sample_weight=sample_weight, tnorm=tnorm)
     t, p = cm.sum(axis=1, dtype=np.float64), cm.sum(axis=0, dtype=np.float64)
     correct, total = np.trace(cm, dtype=np.float64), p.sum()

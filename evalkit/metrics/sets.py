@@ -197,6 +197,13 @@ def _labels_of(y: np.ndarray) -> np.ndarray:
         raise InputTypeError("Mix of label input types (string and number)") from None
 
 
+def _present(true: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """The sorted labels of either side (of two kinds of array: compared as Python objects)."""
+    if true.dtype.kind == pred.dtype.kind:
+        return _labels_of(np.concatenate([true, pred]))
+    return _labels_of(np.concatenate([true.astype(object), pred.astype(object)]))
+
+
 def _one_hot(y: np.ndarray, labels: Sequence[Any]) -> np.ndarray:
     """One indicator column per label, in the order of ``labels`` (a label absent from ``y``
     gives a column of zeros; a value of ``y`` not among ``labels``, a row of zeros; a label
@@ -271,8 +278,7 @@ def _targets(
     if _is_soft(true) or _is_soft(pred):
         return _soft_binary(_memberships(true, "y_true", bounds[0]), _memberships(pred, "y_pred", bounds[1]),
                             labels, pos_label, average)
-    present = _labels_of(np.concatenate([true, pred]) if true.dtype.kind == pred.dtype.kind else
-                         np.concatenate([true.astype(object), pred.astype(object)]))
+    present = _present(true, pred)
     kind = "binary" if len(present) <= 2 else "multiclass"
     if average == "binary":
         if kind != "binary":
