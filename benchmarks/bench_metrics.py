@@ -20,6 +20,13 @@ each contender per round, best of the rounds: the 2-core machine is shared):
 
 and prints a Markdown table of times and ratios. The target (issue 25, item 2) is
 ``evalkit.metrics`` within 1.5x of the Evaluator.
+
+``--rest`` times instead the rest of scikit-learn's classification metrics (issue 27, item 2)
+against scikit-learn itself, interleaved on the same seeded 100,000 x 17 data: multi-label 0/1
+labels and scores (the confusion matrices, the report, ROC AUC, log loss of the rows'
+probabilities), multiclass labels of 17 classes with their probabilities (the confusion matrix,
+balanced accuracy, MCC, top-k, log loss, Brier) and one column's binary labels and scores (the
+curves). evalkit's soft version of each (memberships) is timed beside it, where it has one.
 """
 
 from __future__ import annotations
@@ -114,6 +121,66 @@ def contenders(ref: np.ndarray, pred: np.ndarray) -> dict[str, dict[str, Callabl
     return out
 
 
+def rest_workload(scale: float) -> dict[str, Any]:
+    """Seeded 100,000 x 17 data of the kinds the rest of scikit-learn's metrics read."""
+    rng = np.random.default_rng(20261126)
+    n, k = int(100_000 * scale), 17
+    truth = rng.random((n, k)) < 0.2
+    noisy = np.clip(truth + rng.normal(0, 0.35, (n, k)), 0, 1)
+    classes = rng.integers(0, k, n)
+    logits = rng.normal(0, 1, (n, k)) + 2 * np.eye(k)[classes]
+    proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    return {"labels": truth.astype(np.int64), "predicted": (noisy > 0.5).astype(np.int64), "scores": noisy,
+            "soft": np.clip(truth * 0.8 + rng.random((n, k)) * 0.2, 0, 1), "classes": classes,
+            "guesses": proba.argmax(axis=1), "proba": proba}
+
+
+def rest_contenders(d: dict[str, Any]) -> dict[str, dict[str, Callable[[], Any]]]:
+    """For each function: evalkit.metrics, scikit-learn, and evalkit on soft labels (where defined)."""
+    import sklearn.metrics as sk
+
+    labels, predicted, scores, soft = d["labels"], d["predicted"], d["scores"], d["soft"]
+    classes, guesses, proba = d["classes"], d["guesses"], d["proba"]
+    column, column_scores = labels[:, 0], scores[:, 0]
+    calls: dict[str, tuple[str, tuple[Any, ...], dict[str, Any], tuple[Any, ...] | None]] = {
+        "multilabel_confusion_matrix": ("multilabel_confusion_matrix", (labels, predicted), {}, (soft, scores)),
+        "classification_report": ("classification_report", (labels, predicted), {"zero_division": 0},
+                                  (soft, scores)),
+        "confusion_matrix 17 classes": ("confusion_matrix", (classes, guesses), {}, None),
+        "balanced_accuracy_score": ("balanced_accuracy_score", (classes, guesses), {}, None),
+        "matthews_corrcoef": ("matthews_corrcoef", (classes, guesses), {}, None),
+        "zero_one_loss": ("zero_one_loss", (labels, predicted), {}, (soft, scores)),
+        "roc_curve": ("roc_curve", (column, column_scores), {}, None),
+        "precision_recall_curve": ("precision_recall_curve", (column, column_scores), {}, None),
+        "roc_auc_score macro": ("roc_auc_score", (labels, scores), {}, None),
+        "roc_auc_score ovr": ("roc_auc_score", (classes, proba), {"multi_class": "ovr"}, None),
+        "log_loss": ("log_loss", (classes, proba), {}, (np.eye(proba.shape[1])[classes] * 0.9 + 0.1 / 17, proba)),
+        "brier_score_loss": ("brier_score_loss", (classes, proba), {}, None),
+        "top_k_accuracy_score": ("top_k_accuracy_score", (classes, proba), {"k": 3}, None),
+    }
+    out: dict[str, dict[str, Callable[[], Any]]] = {}
+    for row, (name, args, kwargs, soft_args) in calls.items():
+        fns = {"metrics": lambda n=name, a=args, kw=kwargs: getattr(metrics, n)(*a, **kw),
+               "sklearn": lambda n=name, a=args, kw=kwargs: getattr(sk, n)(*a, **kw)}
+        if soft_args is not None:
+            fns["soft"] = lambda n=name, a=soft_args, kw=kwargs: getattr(metrics, n)(*a, **kw)
+        out[row] = fns
+    return out
+
+
+def main_rest(args: argparse.Namespace) -> None:
+    print(f"best of {args.repeat} interleaved rounds; times in ms\n")
+    print("| function | evalkit.metrics | scikit-learn | sklearn / metrics | evalkit, soft labels |")
+    print("|---|---:|---:|---:|---:|")
+    for function, fns in rest_contenders(rest_workload(args.scale)).items():
+        if not function.startswith(args.function):
+            continue
+        t = interleaved(fns, args.repeat)
+        soft = f"{t['soft'] * 1e3:.1f}" if "soft" in t else "—"
+        print(f"| {function} | {t['metrics'] * 1e3:.1f} | {t['sklearn'] * 1e3:.1f} | "
+              f"{t['sklearn'] / t['metrics']:.2f}x | {soft} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -121,8 +188,12 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the rows (a quick look)")
     parser.add_argument("--only", choices=["soft", "crisp"], help="one workload of the two")
     parser.add_argument("--function", default="", help="only the functions whose row starts so (f1_score, ...)")
+    parser.add_argument("--rest", action="store_true", help="the rest of scikit-learn's metrics (issue 27)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # zero divisions on empty columns: scikit-learn's and ours alike
+    if args.rest:
+        main_rest(args)
+        return
     print(f"best of {args.repeat} interleaved rounds (scikit-learn: {args.sklearn_repeat}); times in ms\n")
     print("| data | function | evalkit.metrics | Evaluator | numpy floor | scikit-learn | metrics / Evaluator "
           "| metrics / floor | sklearn / metrics |")

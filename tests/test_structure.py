@@ -6,14 +6,14 @@ import json
 import subprocess
 import sys
 
-from test_layers import CORE, imports
+from test_layers import core_graph
 
 HEAVY = ("scipy", "matplotlib", "networkx", "gensim", "rich", "sklearn")
 
 
 def graph() -> dict[str, set[str]]:
     """Each module's evalkit imports anywhere: top level, under TYPE_CHECKING, in functions."""
-    return {path.stem: {i.module for i in imports(path)} - {path.stem} for path in CORE.glob("*.py")}
+    return {name: {i.module for i in found} - {name} for name, found in core_graph().items()}
 
 
 def find_cycle(edges: dict[str, set[str]]) -> list[str]:

@@ -63,6 +63,24 @@ class BaseComponent(Generic[P]):
         self.params = params
 
 
+def describe(component: Any) -> str:
+    """``name(key=value, ...)`` of a component, for failure messages.
+
+    Args:
+        component: a component instance; its parameters are read from ``component.params``
+            when it keeps them (as the built-in plugins do).
+
+    Returns:
+        The component's name, followed by its parameters if it has any.
+    """
+    name = getattr(component, "name", type(component).__name__)
+    params: Any = getattr(component, "params", None)
+    values = params.model_dump() if hasattr(params, "model_dump") else {}
+    if not values:
+        return str(name)
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
+
+
 @runtime_checkable
 class Component(Protocol):
     name: ClassVar[str]

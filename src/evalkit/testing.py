@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from evalkit.components import describe
 from evalkit.protocols import optional
 
 if TYPE_CHECKING:
@@ -40,24 +41,6 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def describe(component: Any) -> str:
-    """``name(key=value, ...)`` of a component, for failure messages.
-
-    Args:
-        component: a component instance; its parameters are read from ``component.params``
-            when it keeps them (as the built-in plugins do).
-
-    Returns:
-        The component's name, followed by its parameters if it has any.
-    """
-    name = getattr(component, "name", type(component).__name__)
-    params: Any = getattr(component, "params", None)
-    values = params.model_dump() if hasattr(params, "model_dump") else {}
-    if not values:
-        return str(name)
-    return f"{name}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
 
 
 def plugin_registry(extra: Mapping[str, object] | None = None) -> Registry:

@@ -1,4 +1,4 @@
-"""scikit-learn-shaped metric functions, for people who reach for ``sklearn.metrics`` first.
+"""scikit-learn's set metrics and the input reading every function of :mod:`evalkit.metrics` shares.
 
 ``precision_recall_fscore_support``, ``precision_score``, ``recall_score``, ``f1_score``,
 ``fbeta_score``, ``jaccard_score``, ``hamming_loss``, ``accuracy_score`` and
@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,7 @@ class Targets:
     ref: np.ndarray
     pred: np.ndarray
     kind: str  # scikit-learn's type of target: "binary", "multiclass" or "multilabel"
+    labels: list[Any]  # the label of each column (a column number for multi-label data)
     counts: bool = True  # support is an integer count (scikit-learn's dtype; see _targets)
 
     @cached_property
@@ -195,6 +197,13 @@ def _labels_of(y: np.ndarray) -> np.ndarray:
         raise InputTypeError("Mix of label input types (string and number)") from None
 
 
+def _present(true: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """The sorted labels of either side (of two kinds of array: compared as Python objects)."""
+    if true.dtype.kind == pred.dtype.kind:
+        return _labels_of(np.concatenate([true, pred]))
+    return _labels_of(np.concatenate([true.astype(object), pred.astype(object)]))
+
+
 def _one_hot(y: np.ndarray, labels: Sequence[Any]) -> np.ndarray:
     """One indicator column per label, in the order of ``labels`` (a label absent from ``y``
     gives a column of zeros; a value of ``y`` not among ``labels``, a row of zeros; a label
@@ -269,8 +278,7 @@ def _targets(
     if _is_soft(true) or _is_soft(pred):
         return _soft_binary(_memberships(true, "y_true", bounds[0]), _memberships(pred, "y_pred", bounds[1]),
                             labels, pos_label, average)
-    present = _labels_of(np.concatenate([true, pred]) if true.dtype.kind == pred.dtype.kind else
-                         np.concatenate([true.astype(object), pred.astype(object)]))
+    present = _present(true, pred)
     kind = "binary" if len(present) <= 2 else "multiclass"
     if average == "binary":
         if kind != "binary":
@@ -286,7 +294,7 @@ def _targets(
     # scikit-learn's support of 1-D labels is float when no sample is right (its counts then
     # pass through a float array): the same dtype here.
     right = bool((true == pred).any())
-    return Targets(_one_hot(true, chosen), _one_hot(pred, chosen), kind, right)
+    return Targets(_one_hot(true, chosen), _one_hot(pred, chosen), kind, chosen, right)
 
 
 def _of_kind(labels: list[Any], text: bool) -> list[Any]:
@@ -335,7 +343,7 @@ def _soft_binary(
                 out[:, j] = mu if label == 1 else 1 - mu
         return out
 
-    return Targets(columns(true), columns(pred), "binary", counts=False)  # support is a mass
+    return Targets(columns(true), columns(pred), "binary", chosen, counts=False)  # support is a mass
 
 
 def _multilabel(
@@ -348,11 +356,13 @@ def _multilabel(
             "Target is multilabel-indicator but average='binary'. Please choose another average setting, "
             "one of [None, 'micro', 'macro', 'weighted', 'samples']."
         )
+    columns = list(range(true.shape[1]))
     if labels is not None:  # a copy of the columns asked for, unless they are all of them in order
-        columns = _columns(list(labels), true.shape[1])
-        if columns != list(range(true.shape[1])):
-            true, pred, bounds = true[:, columns], pred[:, columns], (None, None)  # a subset's own bounds
-    return Targets(_memberships(true, "y_true", bounds[0]), _memberships(pred, "y_pred", bounds[1]), "multilabel")
+        chosen = _columns(list(labels), true.shape[1])
+        if chosen != columns:
+            true, pred, bounds, columns = true[:, chosen], pred[:, chosen], (None, None), chosen  # a subset's own bounds
+    return Targets(_memberships(true, "y_true", bounds[0]), _memberships(pred, "y_pred", bounds[1]), "multilabel",
+                   columns)
 
 
 # --------------------------------------------------------------------------------- evaluation
@@ -501,7 +511,8 @@ def _warn_undefined(
             )
 
 
-_INTERNAL = {__file__, keywords.__file__}
+#: The modules of this package (and the keyword check): a warning points at the first frame outside.
+_INTERNAL = {str(path) for path in Path(__file__).parent.glob("*.py")} | {keywords.__file__}
 
 
 def _outside() -> int:
