@@ -8,6 +8,7 @@ so they run from there; the Python examples run from the repository root.
 
 from __future__ import annotations
 
+import difflib
 import doctest
 import re
 import subprocess
@@ -444,6 +445,50 @@ def test_python_examples_give_the_output_shown(page, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def hook():
+    """docs/hooks/evalkit_docs.py, imported as MkDocs and its command do: with its folder on
+    sys.path, for its sibling modules."""
+    sys.path.insert(0, str(DOCS / "hooks"))
+    try:
+        import evalkit_docs
+    finally:
+        sys.path.remove(str(DOCS / "hooks"))
+    return evalkit_docs
+
+
+def test_the_generated_sections_are_current(hook):
+    """The reference written into the pages is what the code gives now."""
+    stale = hook.stale_pages()
+    first = next(iter(stale), None)
+    diff = "" if first is None else "".join(
+        list(difflib.unified_diff(
+            first.read_text(encoding="utf-8").splitlines(True), stale[first].splitlines(True), first.name, "regenerated",
+        ))[:40]
+    )
+    assert not stale, (
+        f"stale generated sections in {', '.join(p.name for p in stale)}: regenerate them with "
+        f"`{hook.COMMAND}`\n{diff}"
+    )
+
+
+def test_no_generated_section_is_empty(hook):
+    """Every marker of a page opens a section that is closed and filled in the repository."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        sections = list(hook.SECTION.finditer(text))
+        assert len(sections) == len(re.findall(r"^<!-- evalkit:", text, re.MULTILINE)), page.name
+        for section in sections:
+            assert section["body"].strip(), f"{page.name}: {section['open']} is empty"
+
+
+def test_an_unpaired_marker_names_the_page_line_and_fix(hook):
+    with pytest.raises(ValueError, match=r"^x\.md:3: '<!-- evalkit:cli -->' is not one of a pair: .* <!-- /evalkit:NAME -->"):
+        hook.fill("# x\n\n<!-- evalkit:cli -->\n\ntext\n", "x.md")
+    with pytest.raises(ValueError, match=r"^x\.md: cannot generate <!-- evalkit:nope -->: ValueError: unknown marker"):
+        hook.fill("<!-- evalkit:nope -->\n<!-- /evalkit:nope -->\n", "x.md")
+
+
 @pytest.mark.slow
 def test_site_builds_strictly_without_warnings(tmp_path):
     site = tmp_path / "site"
@@ -472,15 +517,9 @@ def test_site_builds_strictly_without_warnings(tmp_path):
     assert "<!-- evalkit:" not in html, "a marker was left unreplaced"
 
 
-def test_the_bundled_configs_are_listed_from_the_folder():
+def test_the_bundled_configs_are_listed_from_the_folder(hook):
     """docs/index.md's table is generated from configs/ (each config's first comment sentence);
     the README's prose list names every config too."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("evalkit_docs", DOCS / "hooks" / "evalkit_docs.py")
-    assert spec is not None and spec.loader is not None
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
     table = hook.generate("bundled-configs", {})
     configs = sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
     assert re.findall(r"^\| `([a-z0-9_]+\.yaml)` \| \S", table, re.MULTILINE) == configs
