@@ -482,6 +482,21 @@ def test_no_generated_section_is_empty(hook):
             assert section["body"].strip(), f"{page.name}: {section['open']} is empty"
 
 
+def test_the_command_writes_stale_sections_and_check_names_it(hook, tmp_path, monkeypatch, capsys):
+    """--check lists a stale page and exits 1 with the command; --write fills its section and
+    keeps the prose around it; a second --check is clean."""
+    page = tmp_path / "page.md"
+    before, after = "# A page\n\n<!-- evalkit:bundled-configs -->\n", "<!-- /evalkit:bundled-configs -->\n\nProse.\n"
+    page.write_text(before + "an old table\n" + after, encoding="utf-8")
+    monkeypatch.setattr(hook, "DOCS", tmp_path)
+    assert hook.main(["--check"]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == (f"stale: {tmp_path.name}/page.md\n", f"regenerate them with `{hook.COMMAND}`\n")
+    assert hook.main(["--write"]) == 0
+    assert page.read_text(encoding="utf-8") == before + "\n" + hook.generate("bundled-configs", {}) + "\n" + after
+    assert hook.main(["--check"]) == 0
+
+
 def test_an_unpaired_marker_names_the_page_line_and_fix(hook):
     with pytest.raises(ValueError, match=r"^x\.md:3: '<!-- evalkit:cli -->' is not one of a pair: .* <!-- /evalkit:NAME -->"):
         hook.fill("# x\n\n<!-- evalkit:cli -->\n\ntext\n", "x.md")

@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     for page, text in stale.items():
         if args.write:
             page.write_text(text, encoding="utf-8")
-        print(f"{'rewrote' if args.write else 'stale'}: {page.relative_to(ROOT)}")
+        print(f"{'rewrote' if args.write else 'stale'}: {page.relative_to(DOCS.parent)}")
     if stale and args.check:
         print(f"regenerate them with `{COMMAND}`", file=sys.stderr)
     return 1 if stale and args.check else 0
