@@ -497,6 +497,37 @@ def test_the_command_writes_stale_sections_and_check_names_it(hook, tmp_path, mo
     assert hook.main(["--check"]) == 0
 
 
+def test_every_config_section_and_key_is_documented(hook):
+    """Every model reachable from RunConfig's fields has a section of config-keys, and every
+    field of it a row, so a section added to the config cannot be left out of the reference."""
+    import inspect
+    import typing
+
+    from pydantic import BaseModel
+
+    from evalkit.config import RunConfig
+
+    def models(annotation: Any) -> list[type]:
+        own = [annotation] if inspect.isclass(annotation) and issubclass(annotation, BaseModel) else []
+        return own + [m for arg in typing.get_args(annotation) for m in models(arg)]
+
+    text = hook.generate("config-keys", {})
+    sections = re.split(r"^<a id=", text, flags=re.MULTILINE)
+    seen, todo = set(), [RunConfig]
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        found = [s for s in sections if f"`{model.__module__}.{model.__name__}`. Unknown keys" in s]
+        assert len(found) == 1, f"{model.__name__} has {len(found)} sections: list it in evalkit_tables.config_keys"
+        section = found[0]
+        for name, field in model.model_fields.items():
+            assert f"\n| `{field.alias or name}` |" in section, (model.__name__, name)
+            todo += models(field.annotation)
+    assert len(seen) == len(sections) - 1  # no section of a model the config does not use
+
+
 def test_an_unpaired_marker_names_the_page_line_and_fix(hook):
     with pytest.raises(ValueError, match=r"^x\.md:3: '<!-- evalkit:cli -->' is not one of a pair: .* <!-- /evalkit:NAME -->"):
         hook.fill("# x\n\n<!-- evalkit:cli -->\n\ntext\n", "x.md")

@@ -102,6 +102,8 @@ def _yaml(value: Any) -> str:
     """A value as it is written in YAML (flow style)."""
     if hasattr(value, "value") and not isinstance(value, (str, int, float)):  # an Enum
         value = value.value
+    if hasattr(value, "model_dump"):  # a section's defaults
+        value = value.model_dump(mode="json")
     if isinstance(value, Path):
         value = str(value)
     if isinstance(value, tuple):
@@ -111,7 +113,7 @@ def _yaml(value: Any) -> str:
     if isinstance(value, float) and math.isnan(value):
         return ".nan"
     try:
-        text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10**6)
+        text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10**6, sort_keys=False)
     except yaml.YAMLError:
         return repr(value)
     return text.strip().removesuffix("...").strip()
@@ -162,6 +164,7 @@ def config_keys() -> str:
     from evalkit.config import (
         BootstrapConfig,
         DataConfig,
+        EngineConfig,
         RangeConfig,
         ReportConfig,
         RunConfig,
@@ -197,6 +200,7 @@ def config_keys() -> str:
         (SweepConfig, "`sweep`", "sweep"),
         (RangeConfig, "`sweep.values: {start, stop, step}`", "range"),
         (ReportConfig, "`report`", "report"),
+        (EngineConfig, "`engine`", "engine"),
     )
     links = {model.__name__: f"[mapping](#{anchor})" for model, _, anchor in sections[1:]}
     out = []
