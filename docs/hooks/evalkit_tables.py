@@ -19,6 +19,7 @@ from rst_text import first_paragraph, inline
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```ya?ml[^\n]*\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 
+
 def heading(level: int, title: str, anchor: str) -> list[str]:
     """A heading with an anchor of its own that both MkDocs and a code host's Markdown keep
     (``{#id}`` attribute lists show as text on the code host)."""
@@ -45,6 +46,7 @@ KIND_USE = {
     "loader": "file suffix, or by name in a data source: `{path: FILE, loader: NAME}`",
     "report_writer": "`report: {formats: [...]}` in a config and by `evalkit run --format`",
 }
+
 
 def _num(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():

@@ -47,12 +47,14 @@ def signature(path: str, name: str) -> str:
     than WIDTH), as mkdocstrings lays out its signatures."""
     stand_in = "_" * len(name)  # a dotted name is no Python name; one as long wraps the same
     source = f"def {obj(path).signature(name=stand_in)}: ...\n"
-    formatted = subprocess.run(  # WIDTH without the "def " and ": ..." around the signature
+    done = subprocess.run(  # WIDTH without the "def " and ": ..." around the signature
         [sys.executable, "-m", "ruff", "format", "--isolated", f"--line-length={WIDTH + 9}",
          "--config", "format.quote-style='preserve'", "-"],
-        input=source, capture_output=True, text=True, check=True,
-    ).stdout
-    return name + formatted.removeprefix(f"def {stand_in}").removesuffix(": ...\n")
+        input=source, capture_output=True, text=True,
+    )
+    if done.returncode:
+        raise RuntimeError(f"ruff cannot lay out {source!r} (pip install -e '.[docs]'): {done.stderr.strip()}")
+    return name + done.stdout.removeprefix(f"def {stand_in}").removesuffix(": ...\n")
 
 
 def docstring(path: str, links: dict[str, str] | None = None) -> str:
@@ -67,10 +69,12 @@ def docstring(path: str, links: dict[str, str] | None = None) -> str:
             title = section.title or {"parameters": "Args"}.get(kind, kind.capitalize())
             out += [f"**{title}:**", ""]
             for item in section.value:
-                name = getattr(item, "name", "") if kind in ("parameters", "attributes") else str(item.annotation or "")
-                head = ", ".join(f"`{n}`" for n in name.split(", ")) if name else ""
                 text = inline(" ".join(item.description.split()), links)
-                out.append(f"- {head}: {text}" if kind in ("parameters", "attributes", "raises") else f"- {text}")
+                if kind in ("returns", "yields"):
+                    out.append(f"- {text}")
+                else:  # a parameter, attribute or exception by name ("a, b: ..." documents two)
+                    names = str(item.annotation if kind == "raises" else item.name).split(", ")
+                    out.append(f"- {', '.join(f'`{n}`' for n in names)}: {text}")
         elif kind == "examples":
             out += ["**Examples:**", ""]
             out += [f"```python\n{text}\n```" if str(k.value) == "examples" else prose(text, links) for k, text in section.value]
