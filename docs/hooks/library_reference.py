@@ -202,10 +202,10 @@ def _hook_protocols(kind: str | None) -> list[type]:
 
 def _builtin_impls(pm: Any, hook_name: str) -> str:
     impls = getattr(pm.hook, hook_name).get_hookimpls()
-    names = [
+    names = sorted(  # not pluggy's call order, which follows the order of installation
         f"`{getattr(impl.plugin, '__name__', impl.plugin_name)}`"
         for impl in impls if impl.plugin_name.partition(":")[0] == "evalkit"
-    ]
+    )
     return ", ".join(names) or "—"
 
 
