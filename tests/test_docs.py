@@ -8,6 +8,7 @@ so they run from there; the Python examples run from the repository root.
 
 from __future__ import annotations
 
+import difflib
 import doctest
 import re
 import subprocess
@@ -444,6 +445,96 @@ def test_python_examples_give_the_output_shown(page, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def hook():
+    """docs/hooks/evalkit_docs.py, imported as MkDocs and its command do: with its folder on
+    sys.path, for its sibling modules."""
+    sys.path.insert(0, str(DOCS / "hooks"))
+    try:
+        import evalkit_docs
+    finally:
+        sys.path.remove(str(DOCS / "hooks"))
+    return evalkit_docs
+
+
+def test_the_generated_sections_are_current(hook):
+    """The reference written into the pages is what the code gives now."""
+    stale = hook.stale_pages()
+    first = next(iter(stale), None)
+    diff = "" if first is None else "".join(
+        list(difflib.unified_diff(
+            first.read_text(encoding="utf-8").splitlines(True), stale[first].splitlines(True), first.name, "regenerated",
+        ))[:40]
+    )
+    assert not stale, (
+        f"stale generated sections in {', '.join(p.name for p in stale)}: regenerate them with "
+        f"`{hook.COMMAND}`\n{diff}"
+    )
+
+
+def test_no_generated_section_is_empty(hook):
+    """Every marker of a page opens a section that is closed and filled in the repository."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        sections = list(hook.SECTION.finditer(text))
+        assert len(sections) == len(re.findall(r"^<!-- evalkit:", text, re.MULTILINE)), page.name
+        for section in sections:
+            assert section["body"].strip(), f"{page.name}: {section['open']} is empty"
+
+
+def test_the_command_writes_stale_sections_and_check_names_it(hook, tmp_path, monkeypatch, capsys):
+    """--check lists a stale page and exits 1 with the command; --write fills its section and
+    keeps the prose around it; a second --check is clean."""
+    page = tmp_path / "page.md"
+    before, after = "# A page\n\n<!-- evalkit:bundled-configs -->\n", "<!-- /evalkit:bundled-configs -->\n\nProse.\n"
+    page.write_text(before + "an old table\n" + after, encoding="utf-8")
+    monkeypatch.setattr(hook, "DOCS", tmp_path)
+    assert hook.main(["--check"]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == (f"stale: {tmp_path.name}/page.md\n", f"regenerate them with `{hook.COMMAND}`\n")
+    assert hook.main(["--write"]) == 0
+    assert page.read_text(encoding="utf-8") == before + "\n" + hook.generate("bundled-configs", {}) + "\n" + after
+    assert hook.main(["--check"]) == 0
+
+
+def test_every_config_section_and_key_is_documented(hook):
+    """Every model reachable from RunConfig's fields has a section of config-keys, and every
+    field of it a row, so a section added to the config cannot be left out of the reference."""
+    import inspect
+    import typing
+
+    from pydantic import BaseModel
+
+    from evalkit.config import RunConfig
+
+    def models(annotation: Any) -> list[type]:
+        own = [annotation] if inspect.isclass(annotation) and issubclass(annotation, BaseModel) else []
+        return own + [m for arg in typing.get_args(annotation) for m in models(arg)]
+
+    text = hook.generate("config-keys", {})
+    sections = re.split(r"^<a id=", text, flags=re.MULTILINE)
+    seen, todo = set(), [RunConfig]
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        found = [s for s in sections if f"`{model.__module__}.{model.__name__}`. Unknown keys" in s]
+        assert len(found) == 1, f"{model.__name__} has {len(found)} sections: list it in evalkit_tables.config_keys"
+        section = found[0]
+        for name, field in model.model_fields.items():
+            assert f"\n| `{field.alias or name}` |" in section, (model.__name__, name)
+            todo += models(field.annotation)
+    assert len(seen) == len(sections) - 1  # no section of a model the config does not use
+
+
+def test_an_unpaired_marker_names_the_page_line_and_fix(hook):
+    with pytest.raises(ValueError, match=r"^x\.md:3: '<!-- evalkit:cli -->' is not one of a pair: .* <!-- /evalkit:NAME -->"):
+        hook.fill("# x\n\n<!-- evalkit:cli -->\n\ntext\n", "x.md")
+    with pytest.raises(ValueError, match=r"^x\.md: cannot generate <!-- evalkit:nope -->: ValueError: unknown marker"):
+        hook.fill("<!-- evalkit:nope -->\n<!-- /evalkit:nope -->\n", "x.md")
+
+
 @pytest.mark.slow
 def test_site_builds_strictly_without_warnings(tmp_path):
     site = tmp_path / "site"
@@ -472,15 +563,9 @@ def test_site_builds_strictly_without_warnings(tmp_path):
     assert "<!-- evalkit:" not in html, "a marker was left unreplaced"
 
 
-def test_the_bundled_configs_are_listed_from_the_folder():
+def test_the_bundled_configs_are_listed_from_the_folder(hook):
     """docs/index.md's table is generated from configs/ (each config's first comment sentence);
     the README's prose list names every config too."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("evalkit_docs", DOCS / "hooks" / "evalkit_docs.py")
-    assert spec is not None and spec.loader is not None
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)
     table = hook.generate("bundled-configs", {})
     configs = sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
     assert re.findall(r"^\| `([a-z0-9_]+\.yaml)` \| \S", table, re.MULTILINE) == configs

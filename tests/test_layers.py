@@ -154,6 +154,6 @@ def test_the_design_page_draws_every_module_in_its_layer():
         if heading := re.fullmatch(r"### Layer (\d+): (.+)", line):
             assert int(heading[1]) == len(drawn) + 1, line
             drawn.append((heading[2], []))
-        elif drawn and (row := re.match(r"\| `(\w+)\.py` \|", line)):
+        elif drawn and (row := re.match(r"\| `(\w+)(?:\.py|/)` \|", line)):  # a module, or a package
             drawn[-1][1].append(row[1])
     assert [(name, sorted(ms)) for name, ms in drawn] == [(name, sorted(ms)) for name, ms in LAYERS]
