@@ -29,11 +29,13 @@ from evalkit.plugin import (
 from evalkit_segments.collar import Collar
 from evalkit_segments.durations import Durations
 from evalkit_segments.event_based import EventBased
+from evalkit_segments.intersection_based import IntersectionBased
 from evalkit_segments.intervals import THRESHOLD, IntervalSimilarity, cell_intervals
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 from evalkit_segments.parquet_events import ParquetEventList
 from evalkit_segments.psds import PSDS
 from evalkit_segments.score_files import ScoreFiles
+from evalkit_segments.segment_based import SegmentBased
 
 
 @hookimpl
@@ -58,7 +60,8 @@ def evalkit_register_loaders(register):
 
 @hookimpl
 def evalkit_register_metrics(register):
-    register(PSDS)
+    for cls in (PSDS, SegmentBased, IntersectionBased):
+        register(cls)
 
 
 def merge(cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

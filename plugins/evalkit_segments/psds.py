@@ -48,17 +48,21 @@ from evalkit_segments.intervals import cell_intervals
 SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
 
 
+DTC = Field(
+    ..., gt=0, le=1, allow_inf_nan=False,
+    description="detection tolerance criterion: the share of a detection that must overlap the class's reference "
+    "events (above 0: at 0 a detection far from every event would pass)",
+)
+GTC = Field(
+    ..., ge=0, le=1, allow_inf_nan=False,
+    description="ground-truth intersection criterion: the share of a reference event the relevant detections must cover",
+)
+
+
 class PSDSParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    dtc_threshold: float = Field(
-        ..., gt=0, le=1, allow_inf_nan=False,
-        description="detection tolerance criterion: the share of a detection that must overlap the class's reference "
-        "events (above 0: at 0 a detection far from every event would pass)",
-    )
-    gtc_threshold: float = Field(
-        ..., ge=0, le=1, allow_inf_nan=False,
-        description="ground-truth intersection criterion: the share of a reference event the relevant detections must cover",
-    )
+    dtc_threshold: float = DTC
+    gtc_threshold: float = GTC
     cttc_threshold: float | None = Field(
         None, ge=0, le=1, allow_inf_nan=False, description="cross-trigger tolerance criterion (needed when alpha_ct > 0)",
     )
@@ -197,6 +201,11 @@ class PSDS(BaseComponent[PSDSParams]):
                 f"{prediction.source}: psds reads a system's scores over time (a folder of score files, "
                 "loader sed_scores), not an event list"
             )
+        return self.counts(reference, series, float(self._durations(reference, series).sum()))
+
+    def counts(self, reference: ItemSets, series: ScoreSeries, duration: float) -> Counts:
+        """The counts of score series against their files' reference events, with the files'
+        ``duration`` in seconds (the intersection-based F reads them without one: 0)."""
         n_classes = len(reference.classes)
         cell, onset, offset = cell_intervals(reference)
         order = np.lexsort((np.arange(len(cell)), cell))  # by cell, in the listed order
@@ -206,7 +215,6 @@ class PSDS(BaseComponent[PSDSParams]):
         per_class = cell % n_classes
         n_ref = np.bincount(per_class, minlength=n_classes).astype(np.float64)
         t_ref = np.bincount(per_class, weights=length, minlength=n_classes)
-        duration = float(self._durations(reference, series).sum())
         cross = self.params.cttc_threshold is not None
         width = 2 + (n_classes if cross else 0)
         noisy = np.zeros((series.n_samples, n_classes), dtype=bool)  # the (file, class) cells whose counts need

@@ -1,0 +1,231 @@
+"""``segment_based`` and ``intersection_based`` are sed_scores_eval's ``segment_based`` (best F
+with class-wise thresholds, AUROC, average precision, F at a threshold) and
+``intersection_based`` (F at a threshold, best F) straight from score folders and event lists:
+equal to the peer on seeded score files with ties (``test_psds.make``), on the bundled DESED
+folders and on hypothesis-generated small folders; their states are per-class per-score counts
+that add up across files, so a streamed run gives the in-memory numbers."""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from run_depth import examples
+from test_psds import CLASSES, make
+
+import evalkit
+from evalkit.errors import DataError
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from sed_scores_eval import intersection_based, segment_based
+    from sed_scores_eval.base_modules.io import write_sed_scores
+
+DESED = Path(__file__).resolve().parent.parent / "configs" / "data" / "desed"
+#: Sums of a few hundred counts' ratios, in the peer's order and ours: equal to rounding.
+CLOSE = {"rel": 1e-12, "abs": 1e-15, "nan_ok": True}  # NaN: an AUROC without negatives, in both
+
+
+def ours(reference: Path, scores: Path, *metrics: dict, classes: list[str] | None = None, **data) -> dict:
+    ref: object = str(reference) if classes is None else {"path": str(reference), "loader": {"name": "events", "labels": classes}}
+    data = {"reference": ref, "systems": {"s": str(scores)}, **data}
+    results = evalkit.run({"name": "f", "metrics": list(metrics), "data": data})
+    return {(r.metric, r.class_): r.value for r in results.rows}
+
+
+def peer(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args, **kwargs)
+
+
+def check_segment_based(got: dict, scores: Path, gt: Path, durations: Path | None, classes, segment_length: float,
+                        threshold: float, max_fpr: float | None) -> None:
+    args = (str(scores), str(gt), None if durations is None else str(durations))
+    f, _, _, thresholds, _ = peer(segment_based.best_fscore, *args, segment_length=segment_length)
+    auroc, _ = peer(segment_based.auroc, *args, segment_length=segment_length, max_fpr=max_fpr)
+    ap, _ = peer(segment_based.average_precision, *args, segment_length=segment_length)
+    at, *_ = peer(segment_based.fscore, *args, threshold, segment_length=segment_length)
+    assert got["segment_best_fscore", None] == pytest.approx(f["macro_average"], **CLOSE)
+    assert got["segment_best_fscore_micro", None] == pytest.approx(f["micro_average"], **CLOSE)
+    assert got["segment_fscore", None] == pytest.approx(at["macro_average"], **CLOSE)
+    assert got["segment_fscore_micro", None] == pytest.approx(at["micro_average"], **CLOSE)
+    defined = [auroc[c] for c in classes if not np.isnan(auroc[c])]  # a class without negatives has no ROC: left out
+    assert got["segment_auroc", None] == pytest.approx(np.mean(defined) if defined else np.nan, **CLOSE)
+    assert got["segment_ap", None] == pytest.approx(ap["mean"], **CLOSE)
+    for c in classes:
+        assert got["segment_best_fscore_per_class", c] == pytest.approx(f[c], **CLOSE)
+        assert got["segment_best_fscore_threshold", c] == pytest.approx(thresholds[c], **CLOSE)  # a mean of two scores
+        assert got["segment_fscore_per_class", c] == pytest.approx(at[c], **CLOSE)
+        assert got["segment_auroc_per_class", c] == pytest.approx(auroc[c], **CLOSE)
+        assert got["segment_ap_per_class", c] == pytest.approx(ap[c], **CLOSE)
+
+
+def check_intersection_based(got: dict, scores: Path, gt: Path, classes, dtc: float, gtc: float, threshold: float) -> None:
+    """Equal F, P-R and thresholds; where the peer keeps a score at which two files' counts
+    cancel, ours may sit lower in the same range of equal counts: the peer's F at our threshold
+    is then its best F."""
+    criteria = {"dtc_threshold": dtc, "gtc_threshold": gtc}
+    f, _, _, thresholds, _ = peer(intersection_based.best_fscore, str(scores), str(gt), **criteria)
+    at, *_ = peer(intersection_based.fscore, str(scores), str(gt), threshold, **criteria)
+    assert got["intersection_best_fscore", None] == pytest.approx(f["macro_average"], **CLOSE)
+    assert got["intersection_best_fscore_micro", None] == pytest.approx(f["micro_average"], **CLOSE)
+    assert got["intersection_fscore", None] == pytest.approx(at["macro_average"], **CLOSE)
+    assert got["intersection_fscore_micro", None] == pytest.approx(at["micro_average"], **CLOSE)
+    ours_thresholds = {c: got["intersection_best_fscore_threshold", c] for c in classes}
+    theirs_at_ours, *_ = peer(intersection_based.fscore, str(scores), str(gt), ours_thresholds, **criteria)
+    for c in classes:
+        assert got["intersection_best_fscore_per_class", c] == pytest.approx(f[c], **CLOSE)
+        assert got["intersection_fscore_per_class", c] == pytest.approx(at[c], **CLOSE)
+        assert theirs_at_ours[c] == pytest.approx(f[c], **CLOSE)
+        assert ours_thresholds[c] <= thresholds[c]
+
+
+SEGMENT_SETTINGS = [
+    {"segment_length": 1.0, "threshold": 0.5, "max_fpr": None},
+    {"segment_length": 0.5, "threshold": 0.3, "max_fpr": 0.1},
+    {"segment_length": 2.0, "threshold": 0.7, "max_fpr": 0.5},
+]
+
+
+@pytest.mark.parametrize("setting", SEGMENT_SETTINGS)
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("with_durations", [True, False])
+def test_segment_based_equals_sed_scores_eval(tmp_path, setting, seed, with_durations):
+    """Scores of one decimal (many ties); without durations a file lasts to the later of its last
+    frame and its last reference offset, as in the peer."""
+    root = make(tmp_path, seed)
+    durations = root / "durations.tsv" if with_durations else None
+    metric = {"name": "segment_based", **setting, **({"durations": str(durations)} if durations else {})}
+    got = ours(root / "gt.tsv", root / "scores", metric)
+    check_segment_based(got, root / "scores", root / "gt.tsv", durations, CLASSES, **setting)
+    assert 0 < got["segment_best_fscore", None] < 1
+
+
+@pytest.mark.parametrize(("dtc", "gtc", "threshold"), [(0.7, 0.7, 0.5), (0.1, 0.1, 0.3), (0.5, 0.0, 0.8), (1.0, 1.0, 0.2)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_intersection_based_equals_sed_scores_eval(tmp_path, dtc, gtc, threshold, seed):
+    root = make(tmp_path, seed)
+    metric = {"name": "intersection_based", "dtc_threshold": dtc, "gtc_threshold": gtc, "threshold": threshold}
+    got = ours(root / "gt.tsv", root / "scores", metric)
+    check_intersection_based(got, root / "scores", root / "gt.tsv", CLASSES, dtc, gtc, threshold)
+
+
+@pytest.mark.parametrize("system", ["baseline", "weak"])
+def test_both_equal_sed_scores_eval_on_the_bundled_desed_folders(system):
+    """The DESED-style folders of configs/desed.yaml (10 classes, scores of three decimals)."""
+    classes = list(pd.read_csv(next((DESED / system).iterdir()), sep="\t", nrows=0).columns[2:])
+    got = ours(
+        DESED / "reference.tsv", DESED / system,
+        {"name": "segment_based", "threshold": 0.5, "durations": str(DESED / "durations.tsv")},
+        {"name": "intersection_based", "dtc_threshold": 0.7, "gtc_threshold": 0.7, "threshold": 0.5},
+    )
+    check_segment_based(got, DESED / system, DESED / "reference.tsv", DESED / "durations.tsv", classes, 1.0, 0.5, None)
+    check_intersection_based(got, DESED / system, DESED / "reference.tsv", classes, 0.7, 0.7, 0.5)
+
+
+@st.composite
+def folders(draw):
+    """A few files of 2 to 25 frames (hops of 0.1 or 0.25 s), scores from five values (ties), and
+    reference events on a 0.1 s grid, some past their file's end."""
+    hop = draw(st.sampled_from([0.1, 0.25]))
+    n_files = draw(st.integers(1, 4))
+    files = []
+    for i in range(n_files):
+        frames = draw(st.integers(2, 25))  # the peer fails on a file of one frame (an empty argmax)
+        scores = draw(st.lists(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=2, max_size=2),
+                               min_size=frames, max_size=frames))
+        events = draw(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 20), st.sampled_from(["a", "b"])), max_size=3))
+        files.append((f"f{i}", hop, np.array(scores), events))
+    events = [(name, start / 10, (start + length) / 10, label) for name, _, _, evs in files for start, length, label in evs]
+    events += [("f0", 0.0, 0.1, "a"), ("f0", 0.0, 0.1, "b")]  # the peer needs a positive segment of every class
+    scores = np.vstack([scores for _, _, scores, _ in files])
+    assume((scores.max(axis=0) > scores.min(axis=0)).all())  # the peer fails on a class of one score (an empty argmax)
+    return files, events
+
+
+def write(root: Path, files, events) -> None:
+    (root / "scores").mkdir()
+    for name, hop, scores, _ in files:
+        times = np.round(np.arange(len(scores) + 1) * hop, 6)
+        write_sed_scores(scores, root / "scores" / f"{name}.tsv", timestamps=times, event_classes=["a", "b"])
+    frame = pd.DataFrame(events, columns=["filename", "onset", "offset", "event_label"])
+    frame["filename"] += ".wav"
+    merged = []  # one class's events of a file that overlap or touch are one event (the peer and psds refuse them)
+    for (name, label), group in frame.sort_values("onset").groupby(["filename", "event_label"]):
+        for onset, offset in group[["onset", "offset"]].itertuples(index=False):
+            if merged and merged[-1][0] == name and merged[-1][3] == label and onset <= merged[-1][2]:
+                merged[-1][2] = max(merged[-1][2], offset)
+            else:
+                merged.append([name, onset, offset, label])
+    listed = {row[0] for row in merged}
+    merged += [[f"{name}.wav", None, None, None] for name, *_ in files if f"{name}.wav" not in listed]
+    pd.DataFrame(merged, columns=frame.columns).to_csv(root / "gt.tsv", sep="\t", index=False)
+    durations = [(f"{name}.wav", round(len(scores) * hop + extra, 6)) for (name, hop, scores, _), extra
+                 in zip(files, [0.0, 0.35, 1.0, 0.05])]
+    pd.DataFrame(durations, columns=["filename", "duration"]).to_csv(root / "durations.tsv", sep="\t", index=False)
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(folders(), st.sampled_from([0.5, 1.0]), st.sampled_from([(0.5, 0.5), (0.2, 0.8), (1.0, 0.0)]))
+def test_small_folders_equal_sed_scores_eval(data, segment_length, criteria):
+    files, events = data
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        write(root, files, events)
+        got = ours(
+            root / "gt.tsv", root / "scores",
+            {"name": "segment_based", "segment_length": segment_length, "threshold": 0.5,
+             "durations": str(root / "durations.tsv")},
+            {"name": "intersection_based", "dtc_threshold": criteria[0], "gtc_threshold": criteria[1], "threshold": 0.5},
+            classes=["a", "b"],
+        )
+        check_segment_based(got, root / "scores", root / "gt.tsv", root / "durations.tsv", "ab", segment_length, 0.5, None)
+        check_intersection_based(got, root / "scores", root / "gt.tsv", "ab", *criteria, 0.5)
+
+
+def test_a_streamed_run_gives_the_in_memory_numbers(tmp_path, monkeypatch):
+    """Streamed 5 files at a time: the per-class per-score counts of the chunks add up to the
+    whole's (whole numbers: the same counts), so every value is the in-memory one."""
+    import evalkit.budget
+    import evalkit_segments.score_files
+
+    root = make(tmp_path, 3, files=17)
+    monkeypatch.setattr(evalkit_segments.score_files, "STREAM_FILES", 3)
+    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)
+    metrics = ({"name": "segment_based", "threshold": 0.5, "durations": str(root / "durations.tsv")},
+               {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5, "threshold": 0.5})
+    memory = ours(root / "gt.tsv", root / "scores", *metrics)
+    streamed = ours(root / "gt.tsv", root / "scores", *metrics, stream=True)
+    assert streamed.keys() == memory.keys() and len(memory) > 20
+    for key, value in memory.items():  # the same counts, read in the same order: the same computation
+        assert streamed[key] == value or (np.isnan(value) and np.isnan(streamed[key])), key
+
+
+def test_a_class_without_reference_events_is_nan_and_left_out_of_the_means(tmp_path):
+    """No positive segment, no reference event: no recall, NaN (the peer refuses such data); the
+    means are those of the other classes."""
+    root = make(tmp_path, 4, files=10)
+    gt = pd.read_csv(root / "gt.tsv", sep="\t")
+    gt.loc[gt.event_label == "speech", ["onset", "offset", "event_label"]] = None
+    gt.drop_duplicates().to_csv(root / "gt.tsv", sep="\t", index=False)
+    got = ours(root / "gt.tsv", root / "scores", {"name": "segment_based", "threshold": 0.5},
+               {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5}, classes=list(CLASSES))
+    for name in ("segment_best_fscore", "segment_fscore", "segment_auroc", "segment_ap", "intersection_best_fscore"):
+        per_class = [got[f"{name}_per_class", c] for c in CLASSES]
+        assert np.isnan(per_class[2]) and not np.isnan(per_class[:2]).any()
+        assert got[name, None] == pytest.approx(np.mean(per_class[:2]), rel=1e-15)  # a mean of two numbers
+
+
+@pytest.mark.parametrize("metric", [{"name": "segment_based"}, {"name": "intersection_based", "dtc_threshold": 0.5,
+                                                                 "gtc_threshold": 0.5}])
+def test_an_event_list_system_needs_scores(tmp_path, metric):
+    root = make(tmp_path, 9, files=3)
+    with pytest.raises(DataError, match=f"{metric['name']} reads a system's scores over time"):
+        ours(root / "gt.tsv", root / "gt.tsv", metric)
