@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from run_depth import examples
-from test_psds import CLASSES, make
+from test_psds import CLASSES, SETTINGS, make
 
 import evalkit
 from evalkit.errors import DataError
@@ -229,3 +229,44 @@ def test_an_event_list_system_needs_scores(tmp_path, metric):
     root = make(tmp_path, 9, files=3)
     with pytest.raises(DataError, match=f"{metric['name']} reads a system's scores over time"):
         ours(root / "gt.tsv", root / "gt.tsv", metric)
+
+
+@pytest.mark.parametrize(("setting", "folds"), [
+    (0, {}),  # DCASE scenario 1, sed_scores_eval's defaults: 20 repetitions of 5 folds, a 90 % interval
+    (1, {"n_folds": 3, "n_iterations": 4, "confidence": 0.8}),  # scenario 2's cross-triggers
+])
+def test_bootstrapped_psds_equals_sed_scores_eval(tmp_path, setting, folds):
+    """sed_scores_eval's bootstrapped_psds draws no random resamples of its own to match only
+    in distribution: its subsets are fixed by the sorted file names and RandomState(i), so the
+    mean and interval, overall and per class, are its own."""
+    from sed_scores_eval.base_modules.bootstrap import confidence_interval
+    root = make(tmp_path, 11)
+    durations = str(root / "durations.tsv")
+    metric = {"name": "psds", **SETTINGS[setting], "durations": durations, "bootstrapped": folds}
+    got = ours(root / "gt.tsv", root / "scores", metric)
+    values, per_class, *_ = peer(intersection_based.bootstrapped_psds, str(root / "scores"), str(root / "gt.tsv"),
+                                 durations, **SETTINGS[setting], **{k: v for k, v in folds.items() if k != "confidence"})
+    level = folds.get("confidence", 0.9)
+    expected = confidence_interval(values, level)
+    assert len(values) == folds.get("n_folds", 5) * folds.get("n_iterations", 20)
+    for name, value in zip(("mean", "low", "high"), expected):
+        assert got[f"bootstrapped_psds_{name}", None] == pytest.approx(value, **CLOSE)
+    for c in CLASSES:  # class by class: the peer's dict form always takes 0.9 (it does not pass `confidence` on)
+        mean, low, high = confidence_interval([values[c] for values in per_class], level)
+        for name, value in (("mean", mean), ("low", low), ("high", high)):
+            assert got[f"bootstrapped_psds_{name}_per_class", c] == pytest.approx(value, **CLOSE)
+    assert expected[1] < got["psds", None] < expected[2]  # the subsets' values spread around the whole's
+
+
+def test_bootstrapped_psds_streams(tmp_path, monkeypatch):
+    """Each file's counts are the state: chunks of 5 files add up to the in-memory file list."""
+    import evalkit.budget
+
+    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)
+    root = make(tmp_path, 12, files=13)
+    metric = {"name": "psds", **SETTINGS[0], "bootstrapped": {"n_iterations": 3}}
+    memory = ours(root / "gt.tsv", root / "scores", metric)
+    streamed = ours(root / "gt.tsv", root / "scores", metric, stream=True)
+    assert streamed.keys() == memory.keys()
+    for key, value in memory.items():  # the audio durations are summed in another order
+        assert streamed[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key

@@ -34,7 +34,7 @@ its memory grows with the distinct scores, not with the files.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -46,6 +46,18 @@ from evalkit_segments.durations import Durations
 from evalkit_segments.intervals import cell_intervals
 
 SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
+
+
+class Folds(BaseModel):
+    """sed_scores_eval's ``bootstrap_from_deltas``: ``n_iterations`` times, the files (sorted by
+    name, without extension) are shuffled by ``np.random.RandomState(i)`` and cut into ``n_folds``
+    folds; each subset leaves one fold out. The interval is the ``confidence`` percentile
+    interval of the subsets' values, the mean their mean."""
+
+    model_config = ConfigDict(extra="forbid")
+    n_folds: int = Field(5, ge=2, description="folds per repetition: each subset leaves one out")
+    n_iterations: int = Field(20, ge=1, description="repetitions, each shuffled by np.random.RandomState(i)")
+    confidence: float = Field(0.9, gt=0, lt=1, description="the interval's coverage")
 
 
 DTC = Field(
@@ -81,6 +93,11 @@ class PSDSParams(BaseModel):
         "DCASE ships them); without it a file's duration is the end of its last score frame",
     )
     time_decimals: int = Field(6, ge=0, le=12, description="times are compared rounded to this many decimals")
+    bootstrapped: Folds | None = Field(
+        None, description="also sed_scores_eval's bootstrapped_psds: the mean and interval of PSDS over its file "
+        "subsets (each repetition's files shuffled and cut into folds, each fold left out once); keeps each file's "
+        "counts (none: no subsets)",
+    )
 
     @model_validator(mode="after")
     def _cross_triggers(self) -> PSDSParams:
@@ -163,11 +180,33 @@ class Counts:
         keep = (change != 0).any(axis=1)
         return cls(klass[keep], grid[keep], change[keep], n_ref, t_ref, duration)
 
+    @classmethod
+    def total(cls, parts: Sequence[Counts]) -> Counts:
+        """The sum of many counts, grouped once (not a chain of ``+``)."""
+        return cls.of(
+            np.concatenate([p.klass for p in parts]), np.concatenate([p.score for p in parts]),
+            np.vstack([p.change for p in parts]), np.sum([p.n_ref for p in parts], axis=0),
+            np.sum([p.t_ref for p in parts], axis=0), float(sum(p.duration for p in parts)),
+        )
+
     def __add__(self, other: Counts) -> Counts:
         return Counts.of(
             np.r_[self.klass, other.klass], np.r_[self.score, other.score], np.vstack([self.change, other.change]),
             self.n_ref + other.n_ref, self.t_ref + other.t_ref, self.duration + other.duration,
         )
+
+
+@dataclass
+class FileCounts:
+    """Each file's counts by its name without extension (as sed_scores_eval names files): what
+    the subsets of ``bootstrapped`` are summed from. It merges by ``+`` (the files of both), and
+    grows with the files."""
+
+    names: tuple[str, ...]
+    counts: tuple[Counts, ...]
+
+    def __add__(self, other: FileCounts) -> FileCounts:
+        return FileCounts(self.names + other.names, self.counts + other.counts)
 
 
 class PSDS(BaseComponent[PSDSParams]):
@@ -183,6 +222,13 @@ class PSDS(BaseComponent[PSDSParams]):
                 "divided by max_efpr.",
         "psds_per_class": "Each class's area under its own ROC (TPR against effective false positives per "
                           "unit of time) up to max_efpr, divided by max_efpr.",
+        "bootstrapped_psds_mean": "The mean PSDS over sed_scores_eval's file subsets (each repetition's files "
+                                  "shuffled into folds, each fold left out once).",
+        "bootstrapped_psds_low": "The low end of the percentile interval of PSDS over sed_scores_eval's file subsets.",
+        "bootstrapped_psds_high": "The high end of the percentile interval of PSDS over sed_scores_eval's file subsets.",
+        "bootstrapped_psds_mean_per_class": "Each class's mean PSDS over sed_scores_eval's file subsets.",
+        "bootstrapped_psds_low_per_class": "The low end of each class's PSDS interval over the file subsets.",
+        "bootstrapped_psds_high_per_class": "The high end of each class's PSDS interval over the file subsets.",
     }
     data = "items"
     classes: tuple[str, ...] = ()
@@ -194,14 +240,21 @@ class PSDS(BaseComponent[PSDSParams]):
     def prepare(self, classes: Any) -> None:
         self.classes = tuple(classes)
 
-    def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
+    def update(self, reference: ItemSets, prediction: ItemSets) -> Counts | FileCounts:
         series = prediction.samples
         if not isinstance(series, ScoreSeries):
             raise DataError(
                 f"{prediction.source}: psds reads a system's scores over time (a folder of score files, "
                 "loader sed_scores), not an event list"
             )
-        return self.counts(reference, series, float(self._durations(reference, series).sum()))
+        durations = self._durations(reference, series)
+        if self.params.bootstrapped is None:
+            return self.counts(reference, series, float(durations.sum()))
+        return FileCounts(
+            tuple(reference.sample_name(row).rsplit(".", 1)[0] for row in range(len(reference))),
+            tuple(self.counts(reference[row : row + 1], series[row : row + 1], float(durations[row]))
+                  for row in range(len(reference))),
+        )
 
     def counts(self, reference: ItemSets, series: ScoreSeries, duration: float) -> Counts:
         """The counts of score series against their files' reference events, with the files'
@@ -291,7 +344,36 @@ class PSDS(BaseComponent[PSDSParams]):
         parts.append(_always(series, block, events, need, n_classes))
         return parts
 
-    def compute(self, state: Counts) -> dict[str, Any]:
+    def compute(self, state: Counts | FileCounts) -> dict[str, Any]:
+        if isinstance(state, Counts):
+            return self._psds(state)
+        return self._psds(Counts.total(state.counts)) | self._bootstrapped(state)
+
+    def _bootstrapped(self, state: FileCounts) -> dict[str, Any]:
+        """PSDS and each class's over sed_scores_eval's file subsets (:class:`Folds`): their
+        mean and percentile interval, as its ``confidence_interval`` takes them."""
+        folds = self.params.bootstrapped
+        assert folds is not None, "file counts are kept only for bootstrapped"
+        order = sorted(range(len(state.names)), key=state.names.__getitem__)
+        cuts = np.linspace(0, len(order), folds.n_folds + 1).astype(int)
+        values, per_class = [], []
+        for i in range(folds.n_iterations):
+            np.random.RandomState(i).shuffle(order)  # in place: each repetition shuffles the last one's order
+            for j in range(folds.n_folds):
+                subset = self._psds(Counts.total([state.counts[k] for k in order[: cuts[j]] + order[cuts[j + 1] :]]))
+                values.append(subset["psds"])
+                per_class.append(subset["psds_per_class"].values)
+        low, high = (1 - folds.confidence) / 2 * 100, (folds.confidence + (1 - folds.confidence) / 2) * 100
+        return {
+            "bootstrapped_psds_mean": float(np.mean(values)),
+            "bootstrapped_psds_low": float(np.percentile(values, low)),
+            "bootstrapped_psds_high": float(np.percentile(values, high)),
+            "bootstrapped_psds_mean_per_class": PerClass(np.mean(per_class, axis=0)),
+            "bootstrapped_psds_low_per_class": PerClass(np.percentile(per_class, low, axis=0)),
+            "bootstrapped_psds_high_per_class": PerClass(np.percentile(per_class, high, axis=0)),
+        }
+
+    def _psds(self, state: Counts) -> dict[str, Any]:
         defined = np.flatnonzero(state.n_ref > 0)  # a class without reference events has no TPR
         rocs = [self._roc(state, int(c)) for c in defined]
         area = np.full(len(state.n_ref), np.nan)
