@@ -387,6 +387,7 @@ def _folder_needs(plan: Plan) -> list[budget.Need]:
     engine = plan.job.settings.engine
     dask = engine.name == "dask"
     chunk = engine.partition_rows if dask else budget.FOLDER_ROWS if plan.config.data.stream else None
+    kept = max(sum(optional(m.obj, "kept_per_byte") for m in step.axes.data_metrics) for step in plan.steps)
     needs = []
     for source in _folders(plan):
         if dask:
@@ -396,7 +397,7 @@ def _folder_needs(plan: Plan) -> list[budget.Need]:
         else:
             key = ("data", "systems", source.system)
         assert source.full is not None
-        needs.append(budget.folder_need(source.full, key, chunk))
+        needs.append(budget.folder_need(source.full, key, chunk, kept))
     return needs
 
 

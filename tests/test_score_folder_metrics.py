@@ -270,3 +270,28 @@ def test_bootstrapped_psds_streams(tmp_path, monkeypatch):
     assert streamed.keys() == memory.keys()
     for key, value in memory.items():  # the audio durations are summed in another order
         assert streamed[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+
+
+@pytest.mark.parametrize(("criteria", "kept"), [
+    ({}, 1.6), ({"cttc_threshold": 0.3, "alpha_ct": 0.5}, 5.6),
+])
+def test_the_plan_counts_the_per_file_counts_bootstrapped_keeps(tmp_path, monkeypatch, criteria, kept):
+    """Streamed, a chunk of files is held, but bootstrapped's per-file counts of every file are
+    kept to the end: the plan adds them (per byte of the folder's text, measured: 1.54 and 5.54
+    on 200 DESED-like files); segment_based and intersection_based keep nothing per file."""
+    import evalkit.budget
+    from evalkit import budget
+    from evalkit.api import plan
+
+    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)
+    root = make(tmp_path, 13, files=12)
+    sizes = sorted((f.stat().st_size for f in (root / "scores").iterdir()), reverse=True)
+    config = {"name": "p", "data": {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores")}, "stream": True},
+              "metrics": [{"name": "psds", "dtc_threshold": 0.7, "gtc_threshold": 0.7, **criteria, "bootstrapped": {}},
+                          {"name": "segment_based"}, {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5}]}
+    (need,) = plan(config, writes=False).needs
+    assert need.bytes == int(sum(sizes[:5]) * budget.FOLDER_BYTES + sum(sizes) * kept)
+    assert "the per-file states the metrics keep of all its 12 files" in need.what
+    config["metrics"] = config["metrics"][1:]
+    (need,) = plan(config, writes=False).needs
+    assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES

@@ -237,6 +237,15 @@ class PSDS(BaseComponent[PSDSParams]):
         super().__init__(params)
         self.durations = Durations(params.durations, "psds") if params.durations is not None else None
 
+    @property
+    def kept_per_byte(self) -> float:
+        """With ``bootstrapped``, each file's counts are kept: per byte of score-file text, 1.54
+        without cross-triggers and 5.54 with them (measured on 200 files of 1,000 frames x 10
+        classes at 4 decimals; a cross-trigger column per class: more classes, more)."""
+        if self.params.bootstrapped is None:
+            return 0.0
+        return 1.6 if self.params.cttc_threshold is None else 5.6
+
     def prepare(self, classes: Any) -> None:
         self.classes = tuple(classes)
 
