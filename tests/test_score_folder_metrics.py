@@ -295,3 +295,27 @@ def test_the_plan_counts_the_per_file_counts_bootstrapped_keeps(tmp_path, monkey
     config["metrics"] = config["metrics"][1:]
     (need,) = plan(config, writes=False).needs
     assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
+
+
+@pytest.mark.parametrize("metrics", [["best_fscore"], ["auroc", "map"]])
+def test_a_matrix_metric_given_a_score_folder_names_the_metrics_that_read_it_at_validate(tmp_path, metrics):
+    """best_fscore, auroc and map read membership matrices: given a score folder and an event
+    list, `validate` said ok and the run failed on "'Vacuum_cleaner' in column 'event_label' is
+    not a number"; now the plan refuses it at the system's line, naming the metrics that read it."""
+    from evalkit.api import plan
+    from evalkit.errors import ConfigError
+
+    root = make(tmp_path, 14, files=3)
+    config = tmp_path / "run.yaml"
+    config.write_text(f"name: m\ndata:\n  reference: {root / 'gt.tsv'}\n  systems:\n    s: {root / 'scores'}\n"
+                      f"  classes: [{', '.join(CLASSES)}]\nmetrics: [{', '.join(metrics)}]\n")
+    with pytest.raises(ConfigError) as refused:
+        plan(config, writes=False)
+    message = str(refused.value)
+    assert message.startswith(
+        f"{config}:5:8: {root / 'scores'} is item data for the sed_scores loader (a folder of score files), but "
+        f"{', '.join(metrics)} {'reads' if len(metrics) == 1 else 'read'} membership matrices; score files against an "
+        "event list are read by the data metrics "
+    )
+    listed = message.split("data metrics ")[1].split(" (")[0].split(", ")  # every item-reading metric registered
+    assert {"intersection_based", "psds", "segment_based"} <= set(listed)
