@@ -319,3 +319,24 @@ def test_a_matrix_metric_given_a_score_folder_names_the_metrics_that_read_it_at_
     )
     listed = message.split("data metrics ")[1].split(" (")[0].split(", ")  # every item-reading metric registered
     assert {"intersection_based", "psds", "segment_based"} <= set(listed)
+
+
+@pytest.mark.slow
+def test_a_dask_run_gives_the_in_memory_numbers(tmp_path):
+    """On a real LocalCluster (two worker processes on loopback), blocks of 4 files: the workers'
+    counts, and bootstrapped's per-file counts, merge to the in-memory values."""
+    from distributed import LocalCluster
+
+    root = make(tmp_path, 15, files=13)
+    metrics = ({"name": "segment_based", "threshold": 0.5, "durations": str(root / "durations.tsv")},
+               {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5, "threshold": 0.5},
+               {"name": "psds", **SETTINGS[0], "bootstrapped": {"n_iterations": 2}})
+    memory = ours(root / "gt.tsv", root / "scores", *metrics)
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
+        data = {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores")}}
+        engine = {"name": "dask", "address": cluster.scheduler_address, "partition_rows": 4}
+        config = {"name": "f", "metrics": list(metrics), "data": data, "engine": engine}
+        dask = {(r.metric, r.class_): r.value for r in evalkit.run(config).rows}
+    assert dask.keys() == memory.keys()
+    for key, value in memory.items():  # the audio durations are summed in another order
+        assert dask[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
