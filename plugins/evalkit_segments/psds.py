@@ -34,7 +34,7 @@ its memory grows with the distinct scores, not with the files.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -180,15 +180,6 @@ class Counts:
         keep = (change != 0).any(axis=1)
         return cls(klass[keep], grid[keep], change[keep], n_ref, t_ref, duration)
 
-    @classmethod
-    def total(cls, parts: Sequence[Counts]) -> Counts:
-        """The sum of many counts, grouped once (not a chain of ``+``)."""
-        return cls.of(
-            np.concatenate([p.klass for p in parts]), np.concatenate([p.score for p in parts]),
-            np.vstack([p.change for p in parts]), np.sum([p.n_ref for p in parts], axis=0),
-            np.sum([p.t_ref for p in parts], axis=0), float(sum(p.duration for p in parts)),
-        )
-
     def __add__(self, other: Counts) -> Counts:
         return Counts.of(
             np.r_[self.klass, other.klass], np.r_[self.score, other.score], np.vstack([self.change, other.change]),
@@ -207,6 +198,33 @@ class FileCounts:
 
     def __add__(self, other: FileCounts) -> FileCounts:
         return FileCounts(self.names + other.names, self.counts + other.counts)
+
+    def summed(self) -> Callable[[np.ndarray], Counts]:
+        """The counts of any subset of the files (a mask): the files' rows are grouped by
+        (class, score) once, and a subset's changes are summed per group by ``bincount`` (whole
+        numbers: exactly), the groups that sum to 0 dropped, as :meth:`Counts.of` drops them."""
+        klass = np.concatenate([c.klass for c in self.counts])
+        score = np.concatenate([c.score for c in self.counts])
+        change = np.vstack([c.change for c in self.counts])
+        file = np.repeat(np.arange(len(self.counts)), [len(c.klass) for c in self.counts])
+        n_ref, t_ref = np.array([c.n_ref for c in self.counts]), np.array([c.t_ref for c in self.counts])
+        duration = np.array([c.duration for c in self.counts])
+        order = np.lexsort((score, klass))
+        new = np.r_[True, (klass[order][1:] != klass[order][:-1]) | (score[order][1:] != score[order][:-1])][: len(order)]
+        group = np.empty(len(order), np.int64)
+        group[order] = np.cumsum(new) - 1
+        grid_klass, grid_score = klass[order][new], score[order][new]
+
+        def of(files: np.ndarray) -> Counts:
+            rows = files[file]
+            summed = np.column_stack([
+                np.bincount(group[rows], weights=change[rows, j], minlength=len(grid_klass)) for j in range(change.shape[1])
+            ])
+            keep = (summed != 0).any(axis=1)
+            return Counts(grid_klass[keep], grid_score[keep], summed[keep], n_ref[files].sum(axis=0),
+                          t_ref[files].sum(axis=0), float(duration[files].sum()))
+
+        return of
 
 
 class PSDS(BaseComponent[PSDSParams]):
@@ -356,9 +374,10 @@ class PSDS(BaseComponent[PSDSParams]):
     def compute(self, state: Counts | FileCounts) -> dict[str, Any]:
         if isinstance(state, Counts):
             return self._psds(state)
-        return self._psds(Counts.total(state.counts)) | self._bootstrapped(state)
+        subset = state.summed()
+        return self._psds(subset(np.ones(len(state.counts), bool))) | self._bootstrapped(state, subset)
 
-    def _bootstrapped(self, state: FileCounts) -> dict[str, Any]:
+    def _bootstrapped(self, state: FileCounts, subset: Callable[[np.ndarray], Counts]) -> dict[str, Any]:
         """PSDS and each class's over sed_scores_eval's file subsets (:class:`Folds`): their
         mean and percentile interval, as its ``confidence_interval`` takes them."""
         folds = self.params.bootstrapped
@@ -369,9 +388,11 @@ class PSDS(BaseComponent[PSDSParams]):
         for i in range(folds.n_iterations):
             np.random.RandomState(i).shuffle(order)  # in place: each repetition shuffles the last one's order
             for j in range(folds.n_folds):
-                subset = self._psds(Counts.total([state.counts[k] for k in order[: cuts[j]] + order[cuts[j + 1] :]]))
-                values.append(subset["psds"])
-                per_class.append(subset["psds_per_class"].values)
+                files = np.ones(len(order), bool)
+                files[order[cuts[j] : cuts[j + 1]]] = False
+                result = self._psds(subset(files))
+                values.append(result["psds"])
+                per_class.append(result["psds_per_class"].values)
         low, high = (1 - folds.confidence) / 2 * 100, (folds.confidence + (1 - folds.confidence) / 2) * 100
         return {
             "bootstrapped_psds_mean": float(np.mean(values)),
