@@ -7,6 +7,7 @@ that add up across files, so a streamed run gives the in-memory numbers."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -356,3 +357,33 @@ def test_a_dask_run_gives_the_in_memory_numbers(tmp_path):
     assert dask.keys() == memory.keys()
     for key, value in memory.items():  # the audio durations are summed in another order
         assert dask[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+
+
+def test_a_threshold_per_class_equals_sed_scores_eval_with_a_dict(tmp_path):
+    """`threshold: {class: value}` (a development set's best thresholds, say) is the peer's
+    fscore with a dict of thresholds."""
+    root = make(tmp_path, 16)
+    thresholds = {"alarm": 0.25, "dog": 0.55, "speech": 0.7}
+    got = ours(root / "gt.tsv", root / "scores",
+               {"name": "segment_based", "threshold": thresholds, "durations": str(root / "durations.tsv")},
+               {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5, "threshold": thresholds})
+    segment, *_ = peer(segment_based.fscore, str(root / "scores"), str(root / "gt.tsv"), str(root / "durations.tsv"),
+                       thresholds, segment_length=1.0)
+    intersection, *_ = peer(intersection_based.fscore, str(root / "scores"), str(root / "gt.tsv"), thresholds,
+                            dtc_threshold=0.5, gtc_threshold=0.5)
+    for name, expected in (("segment_fscore", segment), ("intersection_fscore", intersection)):
+        assert got[name, None] == pytest.approx(expected["macro_average"], **CLOSE)
+        assert got[f"{name}_micro", None] == pytest.approx(expected["micro_average"], **CLOSE)
+        for c in CLASSES:
+            assert got[f"{name}_per_class", c] == pytest.approx(expected[c], **CLOSE)
+
+
+@pytest.mark.parametrize(("thresholds", "message"), [
+    ({"alarm": 0.5, "dog": 0.5, "speech": 0.5, "cat": 0.5}, "segment_based threshold: no class 'cat' (classes: alarm, dog, "
+     "speech); give every class its threshold, or one number for all"),
+    ({"alarm": 0.5, "dog": 0.5}, "segment_based threshold: class 'speech' has no threshold; give every class"),
+])
+def test_a_threshold_per_class_names_every_class(tmp_path, thresholds, message):
+    root = make(tmp_path, 17, files=3)
+    with pytest.raises(DataError, match=re.escape(message)):
+        ours(root / "gt.tsv", root / "scores", {"name": "segment_based", "threshold": thresholds}, classes=list(CLASSES))

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, FiniteFloat
 
 from evalkit.plugin import BaseComponent, DataError, ItemSets, ScoreSeries
-from evalkit_segments.operating_points import fscores
+from evalkit_segments.operating_points import fscores, per_class
 from evalkit_segments.psds import DTC, GTC, PSDS, Counts, PSDSParams
 from evalkit_segments.segment_based import AT_THRESHOLD, BETA, MIN_PRECISION, MIN_RECALL, TIME_DECIMALS
 
@@ -34,7 +34,7 @@ class IntersectionBasedParams(BaseModel):
     beta: float = BETA
     min_precision: float = MIN_PRECISION
     min_recall: float = MIN_RECALL
-    threshold: float | None = AT_THRESHOLD
+    threshold: FiniteFloat | dict[str, FiniteFloat] | None = AT_THRESHOLD
 
 
 class IntersectionBased(BaseComponent[IntersectionBasedParams]):
@@ -56,11 +56,15 @@ class IntersectionBased(BaseComponent[IntersectionBasedParams]):
         "intersection_fscore_per_class": "Each class's intersection-based F at the given threshold.",
     }
     data = "items"
+    classes: tuple[str, ...] = ()
 
     def __init__(self, params: IntersectionBasedParams) -> None:
         super().__init__(params)
         criteria = params.model_dump(include={"dtc_threshold", "gtc_threshold", "time_decimals"})
         self.counter = PSDS(PSDSParams.model_validate(criteria))
+
+    def prepare(self, classes: Any) -> None:
+        self.classes = tuple(classes)
 
     def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
         if not isinstance(prediction.samples, ScoreSeries):
@@ -74,5 +78,5 @@ class IntersectionBased(BaseComponent[IntersectionBasedParams]):
         p = self.params
         out = fscores("intersection_best_fscore", state, p.beta, None, p.min_precision, p.min_recall)
         if p.threshold is not None:
-            out |= fscores("intersection_fscore", state, p.beta, p.threshold)
+            out |= fscores("intersection_fscore", state, p.beta, per_class(p.threshold, self.classes, self.name))
         return out

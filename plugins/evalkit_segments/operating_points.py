@@ -13,12 +13,13 @@ reference instances has no recall: NaN, left out of the means (sed_scores_eval r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from evalkit.plugin import PerClass
+from evalkit.plugin import DataError, PerClass
 from evalkit_segments.psds import Counts
 
 
@@ -82,11 +83,27 @@ def f_beta(precision: Any, recall: Any, beta: float) -> Any:
     return (1 + beta**2) * precision * recall / np.maximum(beta**2 * precision + recall, 1e-15)
 
 
+def per_class(threshold: float | dict[str, float], classes: Sequence[str], who: str) -> np.ndarray:
+    """A threshold for all classes, or one per class by name (every class, no other), as an array
+    in the classes' order."""
+    if not isinstance(threshold, dict):
+        return np.full(len(classes), float(threshold))
+    unknown = sorted(set(threshold) - set(classes))
+    missing = [c for c in classes if c not in threshold]
+    if unknown or missing:
+        raise DataError(
+            f"{who} threshold: " + (f"no class {unknown[0]!r} (classes: {', '.join(classes)})" if unknown else
+                                    f"class {missing[0]!r} has no threshold")
+            + "; give every class its threshold, or one number for all"
+        )
+    return np.array([threshold[c] for c in classes], dtype=np.float64)
+
+
 def fscores(
-    name: str, state: Counts, beta: float, threshold: float | None = None, min_precision: float = 0.0,
+    name: str, state: Counts, beta: float, threshold: np.ndarray | None = None, min_precision: float = 0.0,
     min_recall: float = 0.0,
 ) -> dict[str, Any]:
-    """F_β of every class at ``threshold``, or at its best threshold (None), as ``name``
+    """F_β of every class at its ``threshold``, or at its best threshold (None), as ``name``
     (the mean over classes), ``name_micro`` (of the summed counts), ``name_per_class`` and, for
     the best, ``name_threshold``."""
     n = len(state.n_ref)
@@ -96,7 +113,7 @@ def fscores(
         if threshold is None:
             k, threshold_of[c] = points.best(beta, min_precision, min_recall)
         else:
-            k = points.at(threshold)
+            k = points.at(float(threshold[c]))
         p, r = points.precision_recall()
         f[c], tp[c], fp[c] = f_beta(p[k], r[k], beta), points.tp[k], points.fp[k]
     defined = state.n_ref > 0

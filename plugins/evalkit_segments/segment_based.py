@@ -18,20 +18,21 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
 from evalkit.plugin import BaseComponent, ConfigPath, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.durations import Durations
 from evalkit_segments.intervals import cell_intervals
-from evalkit_segments.operating_points import Operating, fscores
+from evalkit_segments.operating_points import Operating, fscores, per_class
 from evalkit_segments.psds import Counts
 
 BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision in F")
 MIN_PRECISION = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this precision")
 MIN_RECALL = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this recall")
 AT_THRESHOLD = Field(
-    None, allow_inf_nan=False,
-    description="also the F at this decision threshold (detected: scoring above it), as sed_scores_eval's fscore",
+    None, description="also the F at this decision threshold (detected: scoring above it), one for all classes or "
+    "one per class by name ({Speech: 0.4, Dog: 0.6}: e.g. the best thresholds of a development set), as "
+    "sed_scores_eval's fscore",
 )
 TIME_DECIMALS = Field(6, ge=0, le=12, description="times are compared rounded to this many decimals")
 
@@ -47,7 +48,7 @@ class SegmentBasedParams(BaseModel):
     beta: float = BETA
     min_precision: float = MIN_PRECISION
     min_recall: float = MIN_RECALL
-    threshold: float | None = AT_THRESHOLD
+    threshold: FiniteFloat | dict[str, FiniteFloat] | None = AT_THRESHOLD
     max_fpr: float | None = Field(
         None, gt=0, le=1, allow_inf_nan=False, description="the ROC's partial area up to this FP rate, divided by it",
     )
@@ -74,10 +75,14 @@ class SegmentBased(BaseComponent[SegmentBasedParams]):
         "segment_ap_per_class": "Each class's segment-based average precision.",
     }
     data = "items"
+    classes: tuple[str, ...] = ()
 
     def __init__(self, params: SegmentBasedParams) -> None:
         super().__init__(params)
         self.durations = Durations(params.durations, self.name) if params.durations is not None else None
+
+    def prepare(self, classes: Any) -> None:
+        self.classes = tuple(classes)
 
     def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
         series = prediction.samples
@@ -120,7 +125,7 @@ class SegmentBased(BaseComponent[SegmentBasedParams]):
         p = self.params
         out = fscores("segment_best_fscore", state, p.beta, None, p.min_precision, p.min_recall)
         if p.threshold is not None:
-            out |= fscores("segment_fscore", state, p.beta, p.threshold)
+            out |= fscores("segment_fscore", state, p.beta, per_class(p.threshold, self.classes, self.name))
         n = len(state.n_ref)
         auroc, ap = np.full(n, np.nan), np.full(n, np.nan)
         negative = np.bincount(state.klass, weights=state.change[:, 1], minlength=n)
