@@ -167,7 +167,8 @@ def statistics_needs(
 #: the parser's columns while it reads, and what a score-folder metric works on. Measured with
 #: benchmarks/bench_psds.py (two folders of 1,168 score files of 1,000 frames x 10 classes at 4
 #: decimals, 187 MB of text): PSDS peaks 0.81 GiB above the interpreter's 0.17 in memory (4.6 per
-#: byte), 0.61 GiB streamed (3.5).
+#: byte), 0.61 GiB streamed (3.5). segment_based and intersection_based work on less (200 such
+#: files, 15 MiB: peaks of 252 and 369 MiB where PSDS takes 389, interpreter included).
 FOLDER_BYTES = 5
 
 
@@ -176,18 +177,29 @@ FOLDER_BYTES = 5
 FOLDER_ROWS = 256
 
 
-def folder_need(path: Path, where: tuple[str, ...], chunk: int | None) -> Need:
+def folder_need(path: Path, where: tuple[str, ...], chunk: int | None, kept: float = 0.0) -> Need:
     """The memory of a folder of data files (one per sample: score files) read whole, or
     ``chunk`` files at a time (a streamed run's chunk, a Dask run's block), from the sizes the
-    folder lists (no file is read)."""
+    folder lists (no file is read); and ``kept`` bytes per byte of all of its text that the data
+    metrics' states keep to the end (a part per file: the metrics' ``kept_per_byte``)."""
     sizes = [f.stat().st_size for f in path.iterdir() if f.is_file()] if path.is_dir() else []
     held = sum(sorted(sizes, reverse=True)[:chunk]) if chunk is not None else sum(sizes)
-    read = f"{amount(min(chunk, len(sizes)))} of its {amount(len(sizes))} files at a time" if chunk is not None else \
-        f"its {amount(len(sizes))} files whole"
+    if kept:
+        return Need(
+            int(held * FOLDER_BYTES + sum(sizes) * kept),
+            f"the data of {path} ({_read(chunk, len(sizes))}, {human(held)} of text) and the per-file states the "
+            f"metrics keep of all its {amount(len(sizes))} files", "the files evaluated", where,
+        )
+    read = _read(chunk, len(sizes))
     lower = "the files per chunk (`engine.partition_rows`)" if chunk is not None and where[:1] == ("engine",) else (
         "the files evaluated" if chunk is not None else
         "the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
     return Need(held * FOLDER_BYTES, f"the data of {path} ({read}, {human(held)} of text)", lower, where)
+
+
+def _read(chunk: int | None, files: int) -> str:
+    return f"{amount(min(chunk, files))} of its {amount(files)} files at a time" if chunk is not None else \
+        f"its {amount(files)} files whole"
 
 
 def rows_need(steps: int, systems: int, measures: int, tested: bool) -> Need:

@@ -99,6 +99,11 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "instead (\"use map_binned, ...\"); such runs refuse the metric with it",
         ),
         OptionalMember(
+            "kept_per_byte", 0.0, "bytes a data metric's state keeps to the end of a run per byte of a data "
+            "folder's text, when its state holds a part per file (which grows with the files, streamed or not): "
+            "the plan's memory estimate adds them for every folder",
+        ),
+        OptionalMember(
             "lower_is_better", False, "a metric improves as it decreases (a divergence, a loss): rank "
             "agreement orients it against the others",
         ),

@@ -201,6 +201,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     )
     plan = Plan(loaded, registry, where, axes, Work(job, kind, reference, systems))
     if kind == "matrix":
+        _check_item_folders(plan)
         _check_classes(plan)
     if cfg.engine.name == "dask":
         _check_dask(where)
@@ -225,6 +226,29 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     if cfg.report is not None:
         plan.report = _report(cfg.report, base, registry, where, plan, writes)
     return plan
+
+
+def _check_item_folders(plan: Plan) -> None:
+    """A folder that an item loader recognises (score files) in a run that reads membership
+    matrices is refused now, naming the data metrics that read item data: read as a matrix, it
+    or its event-list reference failed only when read, on a column that is not a number."""
+    registry = plan.registry
+    for source in _folders(plan):
+        assert source.full is not None
+        for name in registry.names("loader"):
+            loader = registry.create("loader", name)
+            sniff = optional(loader, "sniff")
+            if loader.kind == "items" and "/" in loader.suffixes and sniff is not None and sniff(source.full):
+                axes = plan.axes
+                readers = [m.label for m in axes.data_metrics if optional(m.obj, "data") == "matrix"]
+                readers += [rep.label for rep in axes.representations] if axes.set_metrics else []
+                metrics = [n for n in registry.names("metric") if optional(registry.entry("metric", n).cls, "data") == "items"]
+                verb = "reads" if len(readers) == 1 else "read"
+                raise ConfigError(
+                    f"{source.where}: {source.full} is item data for the {name} loader (a folder of score files), but "
+                    f"{', '.join(readers)} {verb} membership matrices; score files against an event list are read by "
+                    f"the data metrics {', '.join(metrics)} (`evalkit plugins` lists their parameters)"
+                )
 
 
 def _check_classes(plan: Plan) -> None:
@@ -401,6 +425,7 @@ def _folder_needs(plan: Plan) -> list[budget.Need]:
     engine = plan.job.settings.engine
     dask = engine.name == "dask"
     chunk = engine.partition_rows if dask else budget.FOLDER_ROWS if plan.config.data.stream else None
+    kept = max(sum(optional(m.obj, "kept_per_byte") for m in step.axes.data_metrics) for step in plan.steps)
     needs = []
     for source in _folders(plan):
         if dask:
@@ -410,7 +435,7 @@ def _folder_needs(plan: Plan) -> list[budget.Need]:
         else:
             key = ("data", "systems", source.system)
         assert source.full is not None
-        needs.append(budget.folder_need(source.full, key, chunk))
+        needs.append(budget.folder_need(source.full, key, chunk, kept))
     return needs
 
 

@@ -25,6 +25,16 @@ class ScoreFiles(BaseComponent):
     kind = "items"
     suffixes = ("/",)
 
+    def sniff(self, path: Path) -> bool:
+        """A folder whose first .tsv file's header is ``onset offset <class> ...`` (MAESTRO's
+        soft-label folders have no header)."""
+        first = min((f for f in path.iterdir() if f.is_file() and f.suffix.lower() == ".tsv"), default=None)
+        if first is None:
+            return False
+        with first.open("rb") as handle:
+            header = handle.readline().removeprefix(b"\xef\xbb\xbf").rstrip(b"\r\n").split(b"\t")
+        return len(header) >= 3 and header[:2] == [b"onset", b"offset"]
+
     def load(self, path: Path, role: str) -> ItemSets:
         files = _listed(path)
         classes, counts, table = _read_together(files) or _read_each(files)

@@ -1,0 +1,82 @@
+"""Intersection-based F from score series: sed_scores_eval's ``intersection_based.fscore`` and
+``best_fscore``.
+
+A detection (a run of frames scoring above the threshold) is a true positive when at least
+``dtc_threshold`` of it overlaps the class's reference events, and a reference event is detected
+when such detections cover at least ``gtc_threshold`` of it (Bilen et al., "A Framework for the
+Robust Evaluation of Sound Event Detection", ICASSP 2020). The counts over every threshold are
+PSDS's (:meth:`evalkit_segments.psds.PSDS.counts`, without cross-triggers): TPs and FPs per class
+and distinct score, which add up across files, so a streamed or Dask run takes them.
+
+sed_scores_eval keeps every score at which some file's counts change, also where the changes of
+two files cancel; those scores are dropped here (the counts merge without them). The F values are
+the same; a best threshold, centred between its score and the next lower one, may then sit
+lower, inside the same range of equal counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, FiniteFloat
+
+from evalkit.plugin import BaseComponent, DataError, ItemSets, ScoreSeries
+from evalkit_segments.operating_points import fscores, per_class
+from evalkit_segments.psds import DTC, GTC, PSDS, Counts, PSDSParams
+from evalkit_segments.segment_based import AT_THRESHOLD, BETA, MIN_PRECISION, MIN_RECALL, TIME_DECIMALS
+
+
+class IntersectionBasedParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dtc_threshold: float = DTC
+    gtc_threshold: float = GTC
+    time_decimals: int = TIME_DECIMALS
+    beta: float = BETA
+    min_precision: float = MIN_PRECISION
+    min_recall: float = MIN_RECALL
+    threshold: FiniteFloat | dict[str, FiniteFloat] | None = AT_THRESHOLD
+
+
+class IntersectionBased(BaseComponent[IntersectionBasedParams]):
+    """sed_scores_eval's intersection-based F from score series against event lists: the best F
+    with class-wise thresholds, and F at a threshold."""
+
+    name = "intersection_based"
+    Params = IntersectionBasedParams
+    glossary = {
+        "intersection_best_fscore": "Intersection-based F (detections and events matched by DTC and GTC) with each "
+                                    "class at its own best threshold, averaged over classes (an optimistic bound).",
+        "intersection_best_fscore_micro": "Intersection-based F of the counts summed over classes, each at its best "
+                                          "threshold.",
+        "intersection_best_fscore_per_class": "Each class's best intersection-based F over thresholds.",
+        "intersection_best_fscore_threshold": "The threshold of each class's best intersection-based F (-inf: all "
+                                              "detected).",
+        "intersection_fscore": "Intersection-based F at the given threshold, averaged over classes.",
+        "intersection_fscore_micro": "Intersection-based F at the given threshold of the counts summed over classes.",
+        "intersection_fscore_per_class": "Each class's intersection-based F at the given threshold.",
+    }
+    data = "items"
+    classes: tuple[str, ...] = ()
+
+    def __init__(self, params: IntersectionBasedParams) -> None:
+        super().__init__(params)
+        criteria = params.model_dump(include={"dtc_threshold", "gtc_threshold", "time_decimals"})
+        self.counter = PSDS(PSDSParams.model_validate(criteria))
+
+    def prepare(self, classes: Any) -> None:
+        self.classes = tuple(classes)
+
+    def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
+        if not isinstance(prediction.samples, ScoreSeries):
+            raise DataError(
+                f"{prediction.source}: intersection_based reads a system's scores over time (a folder of score "
+                "files, loader sed_scores), not an event list"
+            )
+        return self.counter.counts(reference, prediction.samples, 0.0)
+
+    def compute(self, state: Counts) -> dict[str, Any]:
+        p = self.params
+        out = fscores("intersection_best_fscore", state, p.beta, None, p.min_precision, p.min_recall)
+        if p.threshold is not None:
+            out |= fscores("intersection_fscore", state, p.beta, per_class(p.threshold, self.classes, self.name))
+        return out
