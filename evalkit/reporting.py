@@ -116,10 +116,27 @@ def start_reports(writers: Mapping[str, Any]) -> None:
     """Each writer's optional ``start()``: what its report needs whatever the results are
     (the HTML report's worker processes, which import matplotlib), started before the run is
     scored, so that it is ready when the report is written."""
+    _each(writers, "start")
+
+
+def prepare_reports(writers: Mapping[str, Any], results: Results) -> None:
+    """Each writer's optional ``prepare(results)``: what its report can start as soon as the
+    results exist (the figures, handed to the workers), so that it runs while the command prints
+    the tables and writes the other reports."""
+    _each(writers, "prepare", results)
+
+
+def stop_reports(writers: Mapping[str, Any]) -> None:
+    """Each writer's optional ``stop()``: what ``start`` and ``prepare`` started is stopped,
+    after the reports are written or when the run failed or was interrupted before."""
+    _each(writers, "stop")
+
+
+def _each(writers: Mapping[str, Any], member: str, *args: Any) -> None:
     for writer in writers.values():
-        start = optional(writer, "start")
-        if start is not None:
-            start()
+        call = optional(writer, member)
+        if call is not None:
+            call(*args)
 
 
 def _write(results: Results, writer: Any, out: Path) -> list[Path]:
