@@ -7,8 +7,9 @@ attachment. Two renders of the same results are byte-identical except the text o
 results do not record one).
 
 matplotlib is imported only where a figure is drawn, so registering these writers costs
-evalkit's start-up nothing; ``evalkit run`` starts the processes that draw them (``start``) before
-it scores the run, and they import it meanwhile.
+evalkit's start-up nothing; ``evalkit run`` starts the process that draws them (``start``) before
+it scores the run, which imports it meanwhile, and hands it the figures (``prepare``) before it
+prints the tables.
 """
 
 from __future__ import annotations
@@ -59,19 +60,19 @@ class _DrawsFigures(BaseComponent):
     format: ClassVar[str] = "png"
 
     def start(self) -> None:
-        """The workers that draw the figures, started while the run is scored."""
+        """The worker that draws the figures, started while the run is scored."""
         from evalkit_reports.plots import start_pool
 
         start_pool()
 
     def prepare(self, results: Results) -> None:
-        """The figures, handed to the workers while the tables print."""
+        """The figures, handed to the worker while the tables print."""
         from evalkit_reports.plots import submit
 
         submit(results, self.format)
 
     def stop(self) -> None:
-        """The workers, once the report is written (or the run failed first)."""
+        """The worker, once the report is written (or the run failed first)."""
         from evalkit_reports.plots import stop_pool
 
         stop_pool()

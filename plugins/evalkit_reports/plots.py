@@ -239,9 +239,9 @@ def image(plot: Plot, fmt: str) -> bytes:
 
 
 def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
-    """Every plot as ``fmt`` (:func:`image`), in order: drawn by forked worker processes, one per
-    core, when :func:`start_pool` started them or there are at least :data:`POOL_FIGURES` plots;
-    otherwise here.
+    """Every plot as ``fmt`` (:func:`image`), in order: drawn by the worker :func:`start_pool`
+    started, else by forked worker processes, one per core (they inherit matplotlib from this
+    process), when there are at least :data:`POOL_FIGURES` plots; otherwise here.
 
     Measured on 2 cores: a pool of two forked workers costs about 40 ms to start and stop, a
     figure 0.1–1 s of pure-Python matplotlib work, so two figures already pay (taggers' two:
@@ -262,12 +262,16 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
 
 
 def start_pool() -> None:
-    """Start the workers that will draw the next :func:`images` (or :func:`submit`) now: each
-    imports matplotlib (0.5 s) while this process scores the run, and this process need not
-    import it at all (`evalkit run`, through the figure writers' ``start``)."""
+    """Start the worker that will draw the next :func:`images` (or :func:`submit`) now: it imports
+    matplotlib (0.5 s) while this process scores the run, and this process need not import it at
+    all (`evalkit run`, through the figure writers' ``start``).
+
+    One worker, not one per core: each would import matplotlib itself (forked before this process
+    imported it), 0.6 s of CPU more for tnorms' run (docs/benchmarks.md), while this process
+    keeps the other core busy scoring, printing and writing the other reports."""
     global _ready
     if _ready is None and _forking():
-        _ready = _pool(_cores())
+        _ready = _pool(1)
 
 
 def submit(results: Results, fmt: str) -> None:
