@@ -317,7 +317,7 @@ def test_workers_started_before_the_figures_draw_them_all_whatever_their_number(
 
 def test_figures_handed_to_the_workers_are_collected_by_every_writer_of_their_format(monkeypatch):
     """submit() hands a run's figures to the workers start_pool() started (`evalkit run` does it
-    through the writers' ``prepare`` once the results exist, so they draw while the tables print);
+    through the writers' ``results_ready`` once the results exist, so they draw while the tables print);
     drawn() collects them for every writer of that format (html and png both), the same bytes as
     drawn here; other results, or another format, are drawn when asked; stop_pool() leaves nothing."""
     results = evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)

@@ -8,7 +8,7 @@ results do not record one).
 
 matplotlib is imported only where a figure is drawn, so registering these writers costs
 evalkit's start-up nothing; ``evalkit run`` starts the process that draws them (``start``) before
-it scores the run, which imports it meanwhile, and hands it the figures (``prepare``) before it
+it scores the run, which imports it meanwhile, and hands it the figures (``results_ready``) before it
 prints the tables.
 """
 
@@ -65,7 +65,7 @@ class _DrawsFigures(BaseComponent):
 
         start_pool()
 
-    def prepare(self, results: Results) -> None:
+    def results_ready(self, results: Results) -> None:
         """The figures, handed to the worker while the tables print."""
         from evalkit_reports.plots import submit
 

@@ -275,10 +275,10 @@ def start_pool() -> None:
 
 
 def submit(results: Results, fmt: str) -> None:
-    """Hand every figure of ``results`` as ``fmt`` to the workers :func:`start_pool` started
-    (none started: nothing), so that they draw while this process prints the tables and writes
+    """Hand every figure of ``results`` as ``fmt`` to the worker :func:`start_pool` started
+    (none started: nothing), so that it draws them while this process prints the tables and writes
     the other reports; :func:`drawn` collects them (`evalkit run`, through the writers'
-    ``prepare``). :func:`stop_pool` ends it."""
+    ``results_ready``). :func:`stop_pool` ends it."""
     global _ready, _handed
     if _handed is not None and _handed.results is not results:
         stop_pool()
@@ -300,7 +300,7 @@ def drawn(results: Results, fmt: str) -> tuple[Gallery, list[bytes]]:
 
 
 def stop_pool() -> None:
-    """Stop the workers :func:`start_pool` started and the figures :func:`submit` handed them that
+    """Stop the worker :func:`start_pool` started and the figures :func:`submit` handed it that
     are not drawn yet (those being drawn are awaited): the run's reports are written, or it
     failed or was interrupted first."""
     global _ready, _handed
