@@ -218,11 +218,11 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None,
     from evalkit.reporting import prepare_reports, start_reports, stop_reports
 
     writers = plan.report.writers if plan.report is not None and not no_report else {}
-    start_reports(writers)  # the figures' workers start while the run is scored
+    start_reports(writers)  # the figure worker starts while the run is scored
     try:
         with _progress(quiet) as bar:
             results = api.results_of(plan, progress=bar)
-        prepare_reports(writers, results)  # and draw while the tables print
+        prepare_reports(writers, results)  # and draws while the tables print
         failures = []
         try:
             with _printing(results):
