@@ -17,6 +17,10 @@ imports (``import evalkit`` and every plugin package).
 
 ``--before TREE`` times a second source tree in the same rounds (e.g. ``git archive`` of main
 into a folder), imported ahead of the installed one through PYTHONPATH.
+
+``--phases CONFIG`` runs ``evalkit run CONFIG`` once instead, printing on stderr where its wall and
+CPU time go (imports, plan, scoring, tables, reports) and when the figure worker's CPU is counted;
+with ``--before TREE``, that tree's command (a tree without the step misses its line).
 """
 
 from __future__ import annotations
@@ -48,6 +52,35 @@ main(sys.argv[1:])
 """
 
 
+#: ``evalkit run`` with a line on stderr at each step of the command: wall seconds since the
+#: process started timing, this process's CPU seconds, and its waited-for children's (the figure
+#: worker's, counted once it has ended).
+PHASES = """import atexit, resource, sys, time
+start = time.perf_counter()
+def mark(what):
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"{what:<26} wall {time.perf_counter() - start:5.2f} s  CPU {time.process_time():5.2f} s  "
+          f"worker {children.ru_utime + children.ru_stime:5.2f} s", file=sys.stderr)
+atexit.register(mark, "exit")
+from evalkit import api, cli, reporting
+mark("imported (cli, api)")
+def timed(module, name):
+    function = getattr(module, name)
+    def steps(*args, **kwargs):
+        mark("> " + name)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            mark("< " + name)
+    setattr(module, name, steps)
+for module, names in ((api, ("plan", "results_of", "write_plan_reports")), (cli, ("_print",)),
+                      (reporting, ("start_reports", "prepare_reports", "stop_reports"))):
+    for name in filter(lambda name: hasattr(module, name), names):  # an older tree lacks some
+        timed(module, name)
+cli.main(sys.argv[1:])
+"""
+
+
 def commands() -> dict[str, list[str]]:
     plugins = ", ".join(sorted({e.value.partition(":")[0] for e in entry_points(group="evalkit")}))
     evalkit = [sys.executable, "-m", "evalkit"]
@@ -73,7 +106,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--before", type=Path, help="a source tree to time in the same rounds")
+    parser.add_argument("--phases", metavar="CONFIG", help="instead: one `run CONFIG`, step by step")
     args = parser.parse_args()
+    if args.phases:
+        with tempfile.TemporaryDirectory() as folder:
+            configs = shutil.copytree(ROOT / "configs", Path(folder) / "configs")
+            subprocess.run([sys.executable, "-c", PHASES, "run", args.phases, "-q"], cwd=configs, check=True,
+                           env=environment(args.before), stdout=subprocess.DEVNULL)
+        return
     trees = {"after": None} if args.before is None else {"before": args.before.resolve(), "after": None}
     load = os.getloadavg()
     times: dict[tuple[str, str], list[float]] = {}

@@ -18,9 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from in_process import evalkit_cli
 from scipy import stats as scipy_stats
 
 import evalkit
+from evalkit import cli
 from evalkit.discovery import default_registry
 from evalkit.measures import Measure
 from evalkit.results import Agreement, Results, Row
@@ -311,6 +313,83 @@ def test_workers_started_before_the_figures_draw_them_all_whatever_their_number(
     assert int(plots.images(found[:1], "png")[0]) != os.getpid()  # one figure: drawn by a worker started before
     assert plots._ready is None
     assert {int(pid) for pid in plots.images(found[:1], "png")} == {os.getpid()}  # none started: drawn here
+
+
+def test_figures_handed_to_the_workers_are_collected_by_every_writer_of_their_format(monkeypatch):
+    """submit() hands a run's figures to the workers start_pool() started (`evalkit run` does it
+    through the writers' ``results_ready`` once the results exist, so they draw while the tables print);
+    drawn() collects them for every writer of that format (html and png both), the same bytes as
+    drawn here; other results, or another format, are drawn when asked; stop_pool() leaves nothing."""
+    results = evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)
+    found = plots.gallery(results).plots
+    here = [plots.image(plot, "png") for plot in found]
+    plots.start_pool()
+    plots.submit(results, "png")
+    try:
+        assert plots._ready is None  # the workers are the handed figures' now
+        assert plots.drawn(results, "png")[1] == here
+        assert plots.drawn(results, "png")[1] == here  # a second writer of PNGs gets them too
+    finally:
+        plots.stop_pool()
+    assert plots._ready is None and plots._handed is None
+    monkeypatch.setattr(plots, "image", lambda plot, fmt: f"{os.getpid()} {fmt}".encode())  # where each was drawn
+    monkeypatch.setattr(plots, "POOL_FIGURES", sys.maxsize)  # what is not handed is drawn here
+    plots.start_pool()
+    plots.submit(results, "png")
+    try:
+        handed = plots.drawn(results, "png")[1]
+        drawn_by = {int(b.split()[0]) for b in handed}
+        assert len(handed) == len(found) and len(drawn_by) == 1 and os.getpid() not in drawn_by  # one worker
+        assert set(plots.drawn(results, "svg")[1]) == {f"{os.getpid()} svg".encode()}
+        other = Results(results.rows, results.name)  # equal rows, but other results: not the handed figures
+        assert set(plots.drawn(other, "png")[1]) == {f"{os.getpid()} png".encode()}
+    finally:
+        plots.stop_pool()
+
+
+def test_stopping_the_workers_cancels_the_figures_they_have_not_started():
+    """A run that fails or is interrupted after handing its figures (a closed pipe while the
+    tables print) stops the workers (the writers' ``stop``): no figure is drawn for nothing, and
+    the exit does not wait for them. Only those a worker has taken may still be drawn: one per
+    worker, and the one the pool queues ahead."""
+    results = evalkit.run(ROOT / "configs" / "tnorms.yaml", write_reports=False)
+    found = plots.gallery(results).plots
+    plots.start_pool()
+    pool = plots._ready
+    plots.submit(results, "png")
+    futures = plots._handed.futures["png"] if plots._handed else []
+    plots.stop_pool()
+    assert plots._ready is None and plots._handed is None
+    if pool is None:
+        pytest.skip("figures are drawn in worker processes on Linux with 2 cores or more")
+    taken = pool._max_workers + 1  # type: ignore[attr-defined]  # concurrent.futures' EXTRA_QUEUED_CALLS
+    assert sum(f.cancelled() for f in futures) >= len(found) - taken
+
+
+def test_a_run_interrupted_while_its_tables_print_stops_its_figure_workers(tmp_path, monkeypatch):
+    """`evalkit run` stops what the writers started however it ends: written (the page holds the
+    figures the workers drew, byte for byte as drawn here), or interrupted while the tables
+    print, after the figures were handed over."""
+    configs = shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    monkeypatch.chdir(configs)
+    evalkit_cli("run", "quickstart.yaml", "-q", check=True)
+    assert plots._ready is None and plots._handed is None
+    page = (tmp_path / "results" / "quickstart.html").read_text(encoding="utf-8")
+    embedded = [base64.b64decode(m) for m in re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)]
+    found = plots.gallery(evalkit.run(configs / "quickstart.yaml", write_reports=False)).plots
+    assert embedded == [plots.image(plot, "png") for plot in found]
+
+    handed = []
+
+    def interrupted(results, fmt, width=None):
+        handed.append(plots._handed is not None and plots._handed.results is results)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_print", interrupted)
+    done = evalkit_cli("run", "quickstart.yaml", "-q")
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")
+    assert handed == [plots._forking()]  # handed over before the tables print (where workers draw them)
+    assert plots._ready is None and plots._handed is None
 
 
 @pytest.mark.slow

@@ -215,25 +215,29 @@ def run(config: Path, fmt: str, quiet: bool, no_report: bool, width: int | None,
 
     _warn_failed_plugins()
     plan = api.plan(config, writes=not no_report, engine=engine)
-    if plan.report is not None and not no_report:
-        from evalkit.reporting import start_reports
+    from evalkit.reporting import prepare_reports, start_reports, stop_reports
 
-        start_reports(plan.report.writers)  # the figures' workers start while the run is scored
-    with _progress(quiet) as bar:
-        results = api.results_of(plan, progress=bar)
-    failures = []
+    writers = plan.report.writers if plan.report is not None and not no_report else {}
+    start_reports(writers)  # the figure worker starts while the run is scored
     try:
-        with _printing(results):
-            _print(results, fmt, _table_width(width))
-    except ReportError as exc:  # the reports are still written: they may be on another disk
-        failures.append(str(exc))
-    if not no_report:
         with _progress(quiet) as bar:
-            failures += api.write_plan_reports(plan, results, progress=bar)
-        if results.reports:
-            from evalkit.control_chars import visible
+            results = api.results_of(plan, progress=bar)
+        prepare_reports(writers, results)  # and draws while the tables print
+        failures = []
+        try:
+            with _printing(results):
+                _print(results, fmt, _table_width(width))
+        except ReportError as exc:  # the reports are still written: they may be on another disk
+            failures.append(str(exc))
+        if not no_report:
+            with _progress(quiet) as bar:
+                failures += api.write_plan_reports(plan, results, progress=bar)
+    finally:  # written, failed or interrupted: no figure is drawn for nothing, no worker waited for
+        stop_reports(writers)
+    if results.reports:
+        from evalkit.control_chars import visible
 
-            click.echo(visible(f"wrote {', '.join(results.reports)}"), err=True)  # an `out:` may hold any character
+        click.echo(visible(f"wrote {', '.join(results.reports)}"), err=True)  # an `out:` may hold any character
     if failures:
         raise ReportError("\n".join(failures), results)
 

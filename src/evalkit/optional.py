@@ -166,6 +166,17 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "the run is scored",
             "()",
         ),
+        OptionalMember(
+            "results_ready", None, "starts the report's work that needs only the results (the figures, drawn "
+            "by what `start` started) as soon as `evalkit run` has them, so that it runs while the tables "
+            "print and the other reports are written",
+            "(results)",
+        ),
+        OptionalMember(
+            "stop", None, "stops what `start` and `results_ready` started; `evalkit run` calls it once the reports "
+            "are written, or when the run fails or is interrupted before",
+            "()",
+        ),
     ),
 }
 

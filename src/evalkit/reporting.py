@@ -114,12 +114,28 @@ def write_reports(
 
 def start_reports(writers: Mapping[str, Any]) -> None:
     """Each writer's optional ``start()``: what its report needs whatever the results are
-    (the HTML report's worker processes, which import matplotlib), started before the run is
+    (the HTML report's worker process, which imports matplotlib), started before the run is
     scored, so that it is ready when the report is written."""
     for writer in writers.values():
-        start = optional(writer, "start")
-        if start is not None:
+        if (start := optional(writer, "start")) is not None:
             start()
+
+
+def prepare_reports(writers: Mapping[str, Any], results: Results) -> None:
+    """Each writer's optional ``results_ready(results)``: what its report can start as soon as
+    the results exist (the figures, handed to the worker), so that it runs while the command
+    prints the tables and writes the other reports."""
+    for writer in writers.values():
+        if (ready := optional(writer, "results_ready")) is not None:
+            ready(results)
+
+
+def stop_reports(writers: Mapping[str, Any]) -> None:
+    """Each writer's optional ``stop()``: what ``start`` and ``results_ready`` started is
+    stopped, after the reports are written or when the run failed or was interrupted before."""
+    for writer in writers.values():
+        if (stop := optional(writer, "stop")) is not None:
+            stop()
 
 
 def _write(results: Results, writer: Any, out: Path) -> list[Path]:

@@ -7,8 +7,9 @@ attachment. Two renders of the same results are byte-identical except the text o
 results do not record one).
 
 matplotlib is imported only where a figure is drawn, so registering these writers costs
-evalkit's start-up nothing; ``evalkit run`` starts the processes that draw them (``start``) before
-it scores the run, and they import it meanwhile.
+evalkit's start-up nothing; ``evalkit run`` starts the process that draws them (``start``) before
+it scores the run, which imports it meanwhile, and hands it the figures (``results_ready``) before it
+prints the tables.
 """
 
 from __future__ import annotations
@@ -55,11 +56,26 @@ MAX_OPEN_ROWS = 40
 
 
 class _DrawsFigures(BaseComponent):
+    #: what its figures are drawn as
+    format: ClassVar[str] = "png"
+
     def start(self) -> None:
-        """The workers that draw the figures, started while the run is scored."""
+        """The worker that draws the figures, started while the run is scored."""
         from evalkit_reports.plots import start_pool
 
         start_pool()
+
+    def results_ready(self, results: Results) -> None:
+        """The figures, handed to the worker while the tables print."""
+        from evalkit_reports.plots import submit
+
+        submit(results, self.format)
+
+    def stop(self) -> None:
+        """The worker, once the report is written (or the run failed first)."""
+        from evalkit_reports.plots import stop_pool
+
+        stop_pool()
 
 
 class HtmlWriter(_DrawsFigures):
@@ -76,7 +92,6 @@ class _ImageWriter(_DrawsFigures):
     """One image file per figure, ``{out}-{figure name}{suffix}``."""
 
     suffix: ClassVar[str]
-    format: ClassVar[str]
 
     def render(self, results: Results) -> str:
         """An index of the figures ``write`` makes (the images themselves are binary files)."""
@@ -362,11 +377,11 @@ def _worst(results: Results) -> str:
 def _figures(results: Results) -> tuple[str, list[str]]:
     if not results.rows and not results.agreement:
         return "", []
-    from evalkit_reports.plots import DISPLAY_DPI, DPI, gallery, images
+    from evalkit_reports.plots import DISPLAY_DPI, DPI, drawn
 
-    found = gallery(results)
+    found, pngs = drawn(results, "png")
     parts = []
-    for n, (plot, png) in enumerate(zip(found.plots, images(found.plots, "png")), start=1):
+    for n, (plot, png) in enumerate(zip(found.plots, pngs), start=1):
         width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk
         width, height = round(width * DISPLAY_DPI / DPI), round(height * DISPLAY_DPI / DPI)
         data = base64.b64encode(png).decode("ascii")

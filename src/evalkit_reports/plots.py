@@ -45,7 +45,7 @@ import re
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -242,9 +242,9 @@ def image(plot: Plot, fmt: str) -> bytes:
 
 
 def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
-    """Every plot as ``fmt`` (:func:`image`), in order: drawn by forked worker processes, one per
-    core, when :func:`start_pool` started them or there are at least :data:`POOL_FIGURES` plots;
-    otherwise here.
+    """Every plot as ``fmt`` (:func:`image`), in order: drawn by the worker :func:`start_pool`
+    started, else by forked worker processes, one per core (they inherit matplotlib from this
+    process), when there are at least :data:`POOL_FIGURES` plots; otherwise here.
 
     Measured on 2 cores: a pool of two forked workers costs about 40 ms to start and stop, a
     figure 0.1–1 s of pure-Python matplotlib work, so two figures already pay (taggers' two:
@@ -265,15 +265,67 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
 
 
 def start_pool() -> None:
-    """Start the workers that will draw the next :func:`images` now: each imports matplotlib
-    (0.5 s) while this process scores the run and prints its tables, and this process need
-    not import it at all (`evalkit run`, through the figure writers' ``start``)."""
+    """Start the worker that will draw the next :func:`images` (or :func:`submit`) now: it imports
+    matplotlib (0.5 s) while this process scores the run, and this process need not import it at
+    all (`evalkit run`, through the figure writers' ``start``).
+
+    One worker, not one per core: each would import matplotlib itself (forked before this process
+    imported it), 0.6 s of CPU more for tnorms' run (docs/benchmarks.md), while this process
+    keeps the other core busy scoring, printing and writing the other reports."""
     global _ready
     if _ready is None and _forking():
-        _ready = _pool(_cores())
+        _ready = _pool(1)
 
 
-_ready: ProcessPoolExecutor | None = None  # started by start_pool(), taken by the next images()
+def submit(results: Results, fmt: str) -> None:
+    """Hand every figure of ``results`` as ``fmt`` to the worker :func:`start_pool` started
+    (none started: nothing), so that it draws them while this process prints the tables and writes
+    the other reports; :func:`drawn` collects them (`evalkit run`, through the writers'
+    ``results_ready``). :func:`stop_pool` ends it."""
+    global _ready, _handed
+    if _handed is not None and _handed.results is not results:
+        stop_pool()
+    if _handed is None:
+        if _ready is None:
+            return
+        _handed, _ready = _Handed(results, gallery(results), _ready), None
+    if fmt not in _handed.futures:
+        _handed.futures[fmt] = [_handed.pool.submit(_image_of, plot, fmt) for plot in _handed.found.plots]
+
+
+def drawn(results: Results, fmt: str) -> tuple[Gallery, list[bytes]]:
+    """The gallery of ``results`` and each of its plots as ``fmt``: those :func:`submit` handed to
+    the workers, or else drawn now (:func:`images`)."""
+    if _handed is not None and _handed.results is results and fmt in _handed.futures:
+        return _handed.found, [future.result() for future in _handed.futures[fmt]]
+    found = gallery(results)
+    return found, images(found.plots, fmt)
+
+
+def stop_pool() -> None:
+    """Stop the worker :func:`start_pool` started and the figures :func:`submit` handed it that
+    are not drawn yet (those being drawn are awaited): the run's reports are written, or it
+    failed or was interrupted first."""
+    global _ready, _handed
+    pools = [pool for pool in (_ready, None if _handed is None else _handed.pool) if pool is not None]
+    _ready = _handed = None
+    for pool in pools:
+        pool.shutdown(cancel_futures=True)
+
+
+@dataclass
+class _Handed:
+    """The figures of one run's results, handed to the workers (:func:`submit`): the futures
+    of their bytes by format, collected by every writer that asks for that format."""
+
+    results: Results
+    found: Gallery
+    pool: ProcessPoolExecutor
+    futures: dict[str, list[Future[bytes]]] = field(default_factory=dict)
+
+
+_ready: ProcessPoolExecutor | None = None  # started by start_pool(), taken by the next images() or submit()
+_handed: _Handed | None = None  # made by submit(), read by drawn(), ended by stop_pool()
 
 
 def _cores() -> int:
@@ -327,9 +379,9 @@ def _image_of(plot: Plot, fmt: str) -> bytes:
 def write_images(results: Results, out: Path, fmt: str) -> list[Path]:
     """One file per figure, ``{out}-{name}.{fmt}``; returns the paths written."""
     out = Path(out)
-    found = gallery(results).plots
-    paths = [out.with_name(f"{out.name}-{plot.name}.{fmt}") for plot in found]
-    return [atomic_write(path, data) for path, data in zip(paths, images(found, fmt))]
+    found, data = drawn(results, fmt)
+    paths = [out.with_name(f"{out.name}-{plot.name}.{fmt}") for plot in found.plots]
+    return [atomic_write(path, image) for path, image in zip(paths, data)]
 
 
 def system_colours(rows: Iterable[Row]) -> dict[str, str]:
