@@ -409,3 +409,14 @@ def test_a_fuzzy_f1_scorer_drives_grid_search():
     # rel 1e-12: the same fits and scores, averaged by GridSearchCV in its own order
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand, rtol=1e-12)
     assert len(set(np.round(by_hand, 6))) == len(grid)  # the grid's scores differ: the choice is a real one
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"labels": [], "target_names": ["name 0"], "digits": 0},  # hypothesis found it: no row, names given
+    {"labels": [0], "target_names": ["a very long name", "b"], "digits": 2},  # as wide as every name given
+])
+def test_the_text_report_is_as_wide_as_the_names_given(kwargs):
+    y = np.array([0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the undefined ratios' warnings, the same on both sides
+        assert ekm.classification_report(y, y, **kwargs) == skm.classification_report(y, y, **kwargs)

@@ -273,20 +273,21 @@ def classification_report(
         heading = "accuracy" if average == "micro" and micro_is_accuracy else f"{average} avg"
         averages[heading] = [*precision_recall_fscore_support(y_true, y_pred, average=average, **kwargs)[:3],
                              np.sum(support)]
-    if not rows and not output_dict:
+    if not names and not output_dict:
         raise ValueError("labels=[] leaves no label to report: give at least one label, or labels=None for those present")
     if output_dict:
         report: dict[str, Any] = {row[0]: dict(zip(headers, map(float, row[1:]))) for row in rows}
         for heading, values in averages.items():
             report[heading] = float(values[0]) if heading == "accuracy" else dict(zip(headers, map(float, values)))
         return report
-    return _text(rows, averages, headers, digits, every.soft)
+    return _text(rows, averages, headers, digits, every.soft, names)
 
 
 def _text(rows: list[tuple[Any, ...]], averages: dict[str, list[Any]], headers: list[str], digits: int,
-          soft: bool) -> str:
-    """scikit-learn's layout of the report; a soft support (a mass) is shown with ``digits``."""
-    width = max([len(str(row[0])) for row in rows] + [len("weighted avg"), digits])
+          soft: bool, names: list[str]) -> str:
+    """scikit-learn's layout of the report, as wide as every name given (``target_names`` may
+    name more classes than ``labels`` keeps); a soft support (a mass) is shown with ``digits``."""
+    width = max([len(str(name)) for name in names] + [len("weighted avg"), digits])
 
     def support(value: Any) -> Any:
         return f"{value:.{digits}f}" if soft else value
