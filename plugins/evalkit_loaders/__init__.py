@@ -370,12 +370,22 @@ class _Buffers:
         self.kept: list[np.ndarray] = []
 
     def free(self) -> np.ndarray:
-        for buffer in self.kept:
-            if sys.getrefcount(buffer) == 3:  # the list, the loop and the call: no chunk (view of it) is alive
+        for buffer, count in zip(self.kept, _references(self.kept)):
+            if count == _ALONE:  # no chunk (a view of it) is alive
                 return buffer
         buffer = np.empty(self.size, self.dtype)
         self.kept = [*self.kept[-1:], buffer]  # two take turns: the chunk being read, the one being reduced
         return buffer
+
+
+def _references(arrays: list[np.ndarray]) -> list[int]:
+    """Each array's reference count: every view of an array holds one."""
+    return [sys.getrefcount(array) for array in arrays]
+
+
+#: The count :func:`_references` gives for an array that only its list holds (the interpreter's
+#: own references, which differ between Python versions, are counted the same way).
+_ALONE = _references([np.empty(0)])[0]
 
 
 class NpzLoader(BaseComponent):
