@@ -17,7 +17,10 @@ Parquet (a block at a time; no id column, so rows match by position as in the .n
   each worker's;
 
 each with its CPU time (every thread of the process; of a Dask run, the client's and the
-workers' apart: on a shared machine CPU time moves less with the load than wall time), and
+workers' apart: on a shared machine CPU time moves less with the load than wall time); the
+start-up of a streamed run (the first ``evalkit.run`` of a process: plugins, registry, imports)
+timed apart on a 1,000-row pair, and each streamed run's CPU ratio to the floor less the
+start-up's CPU (wall times less a wall time taken apart are noise on a shared machine); and
 beside them, each in another fresh process, two numpy floors of the same three per-class
 sums (Σ min(μG, μP), Σ μG, Σ μP): a chunked loop over the .npy files (each chunk read with
 ``np.fromfile``, cast to float64 and summed: the floor of a streamed run, which reads the files
@@ -186,13 +189,19 @@ def main() -> None:
         assert abs(chunked - expected) < 1e-12, (chunked, expected)
         print(f"numpy floor (chunked loop over .npy)  {floor:6.2f} s   peak RSS {peak / mib:6,.0f} MiB   "
               f"CPU {floor_cpu:5.2f} s")
+        small = [folder / f"start-{side}.npy" for side in ("ref", "pred")]
+        for seed, path in enumerate(small):
+            np.save(path, np.random.default_rng(seed).random((1_000, args.classes), dtype=np.float32))
+        start, _, _, start_cpu = (float(x) for x in measure(RUN, *map(str, small)))
+        print(f"start-up (stream: true, 1,000 rows)   {start:6.2f} s                      CPU {start_cpu:5.2f} s")
         for kind, (r, p) in zip(("npy", "parquet"), zip(ref, pred)):
             if args.only == "dask":
                 break
             took, peak, f1, cpu = (float(x) for x in measure(RUN, str(r), str(p)))
             assert abs(f1 - expected) < 1e-9, (f1, expected)
             print(f"stream: true, {kind:<8}               {took:6.2f} s   peak RSS {peak / mib:6,.0f} MiB   "
-                  f"CPU {cpu:5.2f} s   ({took / floor:.2f}x the floor; CPU {cpu / floor_cpu:.2f}x)")
+                  f"CPU {cpu:5.2f} s   ({took / floor:.2f}x the floor; CPU {cpu / floor_cpu:.2f}x, "
+                  f"{(cpu - start_cpu) / floor_cpu:.2f}x less the start-up's)")
         for kind, (r, p) in zip(("npy", "parquet"), zip(ref, pred)):
             if args.only == "stream":
                 break

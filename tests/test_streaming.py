@@ -217,3 +217,38 @@ def test_a_file_that_breaks_while_streaming_is_a_data_error_naming_it(tmp_path, 
     np.save(tmp_path / "ref.npy", ref)
     with pytest.raises(DataError, match="cut.npy: the header promises"):
         stream(str(tmp_path / "ref.npy"), str(tmp_path / "cut.npy"))
+
+
+def npy_loader():
+    from evalkit.discovery import default_registry
+
+    return default_registry().create("loader", "npy")
+
+
+def test_npy_chunks_are_read_into_reused_buffers_never_under_a_kept_chunk(tmp_path, data):
+    """The .npy stream reads each chunk into a buffer of its own only while the chunk before is
+    still held: chunks kept all at once (a Dask block, a window waiting for ids) each keep their
+    rows, and chunks dropped in turn take turns in two buffers (no new array per chunk)."""
+    _, _, pred = data
+    path = tmp_path / "pred.npy"
+    np.save(path, pred.astype(np.float32))
+    kept = list(npy_loader().stream(path, "prediction", 1_000))
+    assert len(kept) == N // 1_000
+    assert np.array_equal(np.concatenate([chunk.values for chunk in kept]), np.load(path))  # read back: exact
+    places = set()
+    for start, chunk in zip(range(0, N, 1_000), npy_loader().stream(path, "prediction", 1_000)):
+        assert np.array_equal(chunk.values, pred[start : start + 1_000].astype(np.float32))
+        places.add(chunk.values.__array_interface__["data"][0])
+    assert len(places) == 2
+
+
+def test_an_npy_file_cut_while_streamed_is_a_data_error_naming_it(tmp_path, data):
+    _, _, pred = data
+    path = tmp_path / "pred.npy"
+    np.save(path, pred)
+    chunks = npy_loader().stream(path, "prediction", 1_000)
+    next(chunks)
+    with path.open("r+b") as handle:  # the file is cut after its header was checked
+        handle.truncate(path.stat().st_size - 8)
+    with pytest.raises(DataError, match=r"pred\.npy: ends before the rows its header declares"):
+        list(chunks)

@@ -19,7 +19,7 @@ from evalkit.protocols import optional
 from evalkit.provenance import described_file, hashing
 from evalkit.reduction import Partition, Scored, Tally, checked, prepare, reduce_partition, scored
 from evalkit.sources import load_source, source_path
-from evalkit.streaming import chunk_rows, stream_tally
+from evalkit.streaming import chunk_rows, hashed_as_read, stream_tally
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> Scored:
@@ -50,8 +50,10 @@ def _tally(plan: Plan, progress: Progress | None) -> tuple[Tally, list[str], lis
     settings = plan.job.settings
     if settings.partitioned:
         # The files are hashed on threads while the run reads them (hashlib and file reads
-        # release the GIL): as a loader reads them, or read again (evalkit.provenance).
-        with hashing([_file(source) for source in plan.sources() if source.full is not None]) as hashes:
+        # release the GIL): as a loader reads them, or read again (evalkit.provenance); a Dask
+        # run's workers read its files, so this process reads them all again.
+        claimed = hashed_as_read(plan.work) if settings.engine.name != "dask" else set()
+        with hashing([_file(source) for source in plan.sources() if source.full is not None], claimed) as hashes:
             with budget.building(*_partitioned(plan)):
                 if settings.engine.name == "dask":
                     from evalkit.dask_engine import dask_tally  # Dask is imported only for a Dask run

@@ -153,6 +153,11 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "is read whole); a reader that cannot seek drops the rows before `start` with `rows_from`",
             "(path, role, rows, start)",
         ),
+        OptionalMember(
+            "hashes_as_read", False, "its `stream` reads the file through `evalkit.plugin.opened`, from its first "
+            "byte to its last in order, so a streamed run takes the file's sha256 (for the provenance) from that "
+            "reading instead of reading the file a second time (a file it reads otherwise is read again after the run)",
+        ),
     ),
     "report_writer": (
         OptionalMember(

@@ -1,23 +1,25 @@
 """What a run read: every data file with its size and sha256, for the report's provenance.
 
-A streamed or Dask run hashes its files while it reads them, on threads beside it. A loader that
-reads a file through :func:`opened` has its bytes hashed as it reads them, in order (one pass,
-the .npy stream); a file no loader read that way, whole and in order (Parquet's pages are read
-column by column, a CSV by pandas, a Dask run's blocks on the workers), is read a second time
-for its hash. Either way the hash is the sha256 of the whole file's bytes.
-"""
+A streamed or Dask run hashes its files while it reads them, on threads beside it. The plan
+decides how each file is hashed, before anything is read: a file whose loader reads it through
+:func:`opened` from its first byte to its last, in order (``hashes_as_read``: the .npy stream)
+has its bytes hashed as they are read (one pass); any other file (Parquet's pages are read
+column by column, a CSV by pandas, a Dask run's blocks on the workers) is read a second time,
+on a thread of its own, for its hash. Either way the hash is the sha256 of the whole file's
+bytes."""
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any, cast
 
 #: Bytes hashed at a time: data files may be large.
 BLOCK = 1 << 20
@@ -59,33 +61,36 @@ class _Read:
     file once a reading of it has gone from its first byte to its last in order."""
 
     def __init__(self) -> None:
-        self.claimed = threading.Event()  # a loader opened it: its second read stops
+        self.opened = False  # the first opening hashes it (a file read as reference and system)
         self.digest: tuple[str, int] | None = None
 
 
-class Hashes:
-    """The files of a run, hashed beside it: each as it is read (:func:`opened`), or read again
-    on a thread of its own when no loader claims it (the second read stops at a claim)."""
+Files = Sequence[tuple[Path, str, str, str | None]]
 
-    def __init__(self, files: Sequence[tuple[Path, str, str, str | None]]) -> None:
+
+class Hashes:
+    """The files of a run, hashed beside it: those a loader will read whole and in order through
+    :func:`opened` (``claimed``, decided by the plan) as they are read; every other file read
+    again on a thread of its own from the start, so no file is read by both."""
+
+    def __init__(self, files: Files, claimed: Collection[Path] = ()) -> None:
         self.files = files  # (path, shown, role, system) in the order the provenance lists them
-        self.reads = {path.resolve(): _Read() for path, *_ in files if path.is_file()}
+        self.reads = {path.resolve(): _Read() for path in claimed if path.is_file()}
+        self.stop = threading.Event()  # the run failed: second reads still going stop
         self.hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalkit-hash")
         rereading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalkit-reread")
-        self.again = [rereading.submit(self._again, path) for path, *_ in files]
+        again = dict.fromkeys(path.resolve() for path, *_ in files if path.resolve() not in self.reads)
+        self.again = {path: rereading.submit(sha256_of, path, self.stop) for path in again}
         rereading.shutdown(wait=False)
-
-    def _again(self, path: Path) -> tuple[str, int] | None:
-        read = self.reads.get(path.resolve())
-        return sha256_of(path, None if read is None else read.claimed)
 
     def described(self) -> list[dict[str, Any]]:
         """Every file's entry (after the run): its hash as read, or from its second read; a file
-        claimed but not read whole is read again now."""
+        claimed but not read whole in order (a column-major .npy, read whole) is read again now."""
         self.hashing.shutdown(wait=True)
         out = []
-        for (path, shown, role, system), again in zip(self.files, self.again):
-            found = again.result() or self.reads[path.resolve()].digest or sha256_of(path)
+        for path, shown, role, system in self.files:
+            key = path.resolve()
+            found = self.again[key].result() if key in self.again else self.reads[key].digest or sha256_of(path)
             assert found is not None, "read to the end"
             out.append(_entry(shown, role, system, *found))
         return out
@@ -95,40 +100,39 @@ _hashes: ContextVar[Hashes | None] = ContextVar("evalkit_hashes", default=None)
 
 
 @contextmanager
-def hashing(files: Sequence[tuple[Path, str, str, str | None]]) -> Iterator[Hashes]:
-    """Hash ``files`` (path, shown path, role, system) while the block runs; it ends with their
-    entries, :meth:`Hashes.described`."""
-    hashes = Hashes(files)
+def hashing(files: Files, claimed: Collection[Path] = ()) -> Iterator[Hashes]:
+    """Hash ``files`` (path, shown path, role, system) while the block runs, those ``claimed``
+    as a loader reads them (:class:`Hashes`); it ends with their entries, :meth:`Hashes.described`."""
+    hashes = Hashes(files, claimed)
     token = _hashes.set(hashes)
     try:
         yield hashes
     except BaseException:
-        for read in hashes.reads.values():  # the run failed: second reads still going stop
-            read.claimed.set()
+        hashes.stop.set()
         raise
     finally:
         _hashes.reset(token)
         hashes.hashing.shutdown(wait=False)
 
 
-def opened(path: Path) -> IO[bytes]:
-    """``path`` opened for reading bytes. While a run hashes it, its bytes are hashed as they
-    are read (a loader that reads its file through this, in order, spares the run a second
-    read of it); a seek away from the bytes read so far gives that up, and the run reads the
-    file again for its hash."""
+def opened(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading bytes. While a run hashes it as read (its loader's
+    ``hashes_as_read``), its bytes are hashed as they are read, in order, by the first opening;
+    a seek away from the bytes read so far gives that up, and the run reads the file again for
+    its hash after it."""
     hashes = _hashes.get()
     read = None if hashes is None else hashes.reads.get(Path(path).resolve())
-    if hashes is None or read is None or read.claimed.is_set():  # the first reading hashes it
+    if hashes is None or read is None or read.opened:
         return Path(path).open("rb")
-    read.claimed.set()
-    return cast(IO[bytes], _Hashed(Path(path).open("rb"), read, hashes.hashing))  # read, seek, tell, close
+    read.opened = True
+    return cast(io.BufferedReader, _Hashed(Path(path).open("rb"), read, hashes.hashing))  # read(into), seek, tell, close
 
 
 class _Hashed:
     """A file read through a sha256: the bytes read in order from the first are hashed (large
     blocks on the hashing thread, one block in flight: memory stays at a chunk)."""
 
-    def __init__(self, raw: IO[bytes], read: _Read, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, raw: io.BufferedReader, read: _Read, pool: ThreadPoolExecutor) -> None:
         self.raw, self.read_, self.pool = raw, read, pool
         self.digest: Any = hashlib.sha256()
         self.position = 0
@@ -138,15 +142,28 @@ class _Hashed:
 
     def read(self, size: int = -1) -> bytes:
         data = self.raw.read(size)
-        start, self.position = self.position, self.position + len(data)
-        if self.hashed == start and data:
+        self._hash(data, len(data))  # bytes: nothing can change them while they are hashed
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        """Read into ``buffer`` (a loader's, reused from chunk to chunk), which is then hashed
+        on the thread while the caller works on it; the block in flight is hashed first, as
+        it may be this buffer's last contents."""
+        self._wait()
+        count = self.raw.readinto(buffer) or 0
+        self._hash(memoryview(buffer).cast("B")[:count], count)
+        return count
+
+    def _hash(self, data: Any, count: int) -> None:
+        """Hash the ``count`` bytes just read, if they follow those hashed so far."""
+        start, self.position = self.position, self.position + count
+        if self.hashed == start and count:
             self._wait()
-            if len(data) <= SMALL:
+            if count <= SMALL:
                 self.digest.update(data)
             else:
-                self.pending = self.pool.submit(self.digest.update, data)  # bytes: nothing can change them
-            self.hashed += len(data)
-        return data
+                self.pending = self.pool.submit(self.digest.update, data)
+            self.hashed += count
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
         self.position = self.raw.seek(offset, whence)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,14 @@ def chunk_rows(work: Work) -> int:
     return table.chunk_rows(len(classes) if classes else budget.classes_of(reference.value, reference.full))
 
 
+def hashed_as_read(work: Work) -> set[Path]:
+    """The files a streamed run hashes as their loader reads them (``hashes_as_read``), decided
+    before anything is read (:mod:`evalkit.provenance`): every other file is read again for its
+    hash."""
+    return {source.full for source in work.sources()
+            if source.full is not None and source.loader is not None and optional(source.loader, "hashes_as_read")}
+
+
 def chunks_of(
     work: Work, source: Source, rows: int | None = None, start: int = 0, stop: int | None = None, whole: bool = False,
 ) -> Iterator[Data]:
@@ -64,10 +73,12 @@ def chunks_of(
     reads files in any order)."""
     selected = None if source.role == "weights" else work.job.settings.classes  # weights: one value column
     rows = chunk_rows(work) if rows is None else rows
+    named = selected is not None or source.loader is None  # the classes are checked once: every chunk has them
     for chunk in _until(_chunks(work, source, rows, start, whole), rows, None if stop is None else stop - start):
         if isinstance(chunk, LabelMatrix):
-            if selected is None and source.loader is not None:
+            if not named:
                 not_times_or_ids(chunk.classes, chunk.source)
+                named = True
             chunk = replace(chunk, first_row=start)
         yield chunk if selected is None else with_classes(chunk, selected, fill=source.role == "prediction")
         start += len(chunk)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import sys
 import zipfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -329,6 +330,7 @@ class NpyLoader(BaseComponent):
     name = "npy"
     kind = "matrix"
     suffixes = (".npy",)
+    hashes_as_read = True  # stream: through opened, in order (a column-major array is read again)
 
     def load(self, path: Path, role: str) -> LabelMatrix:
         with path.open("rb") as handle:
@@ -336,10 +338,10 @@ class NpyLoader(BaseComponent):
         return LabelMatrix(values, tuple(str(i) for i in range(values.shape[-1])), None, str(path))
 
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[LabelMatrix]:
-        """The array ``rows`` rows at a time from row ``start``, each read into its own buffer
-        (not memory-mapped: mapped pages would stay in the process's memory) through
-        :func:`~evalkit.plugin.opened`, which hashes the bytes for the provenance as they are
-        read; a column-major array is read whole."""
+        """The array ``rows`` rows at a time from row ``start``, read into reused buffers
+        (:class:`_Buffers`; not memory-mapped: mapped pages would stay in the process's memory)
+        through :func:`~evalkit.plugin.opened`, which hashes the bytes for the provenance as they
+        are read; a column-major array is read whole."""
         where = str(path)
         with opened(path) as handle:
             shape, dtype, fortran = _npy_header(handle, path.stat().st_size, where)  # the data follow
@@ -349,10 +351,41 @@ class NpyLoader(BaseComponent):
             width = shape[1] if len(shape) == 2 else 1
             classes = tuple(str(i) for i in range(width))
             handle.seek(min(start, shape[0]) * width * dtype.itemsize, os.SEEK_CUR)
+            buffers = _Buffers(min(rows, shape[0]) * width, dtype)
             for first in range(start, shape[0], rows):
-                count = min(rows, shape[0] - first) * width
-                chunk = np.frombuffer(handle.read(count * dtype.itemsize), dtype=dtype).reshape(-1, width)
-                yield LabelMatrix(_matrix(chunk, where), classes, None, where)
+                chunk = buffers.free()[: min(rows, shape[0] - first) * width]
+                if handle.readinto(chunk.data) != chunk.nbytes:
+                    raise DataError(f"{where}: ends before the rows its header declares; was it changed while read?")
+                yield LabelMatrix(_matrix(chunk.reshape(-1, width), where), classes, None, where)
+
+
+class _Buffers:
+    """The buffers a stream reads its chunks into, each reused once nothing holds the chunk last
+    read into it, else a new one is made (a consumer may keep rows: a window waiting for ids, a
+    Dask block of several chunks). A new array per chunk cost more than the read: glibc maps a
+    block of a few MB anew, page fault by page fault, whenever it has trimmed its heap."""
+
+    def __init__(self, size: int, dtype: np.dtype) -> None:
+        self.size, self.dtype = size, dtype
+        self.kept: list[np.ndarray] = []
+
+    def free(self) -> np.ndarray:
+        for buffer, count in zip(self.kept, _references(self.kept)):
+            if count == _ALONE:  # no chunk (a view of it) is alive
+                return buffer
+        buffer = np.empty(self.size, self.dtype)
+        self.kept = [*self.kept[-1:], buffer]  # two take turns: the chunk being read, the one being reduced
+        return buffer
+
+
+def _references(arrays: list[np.ndarray]) -> list[int]:
+    """Each array's reference count: every view of an array holds one."""
+    return [sys.getrefcount(array) for array in arrays]
+
+
+#: The count :func:`_references` gives for an array that only its list holds (the interpreter's
+#: own references, which differ between Python versions, are counted the same way).
+_ALONE = _references([np.empty(0)])[0]
 
 
 class NpzLoader(BaseComponent):
