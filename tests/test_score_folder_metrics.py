@@ -387,3 +387,25 @@ def test_a_threshold_per_class_names_every_class(tmp_path, thresholds, message):
     root = make(tmp_path, 17, files=3)
     with pytest.raises(DataError, match=re.escape(message)):
         ours(root / "gt.tsv", root / "scores", {"name": "segment_based", "threshold": thresholds}, classes=list(CLASSES))
+
+
+def test_at_a_threshold_the_detections_of_a_class_without_reference_events_are_false_positives_of_the_micro_f(tmp_path):
+    """A class without reference events has no F, but what it detects is falsely detected: the
+    micro F at a threshold counts it, as the collar-based micro F does: setting its scores to 0
+    (nothing detected) raises the micro F of each of the three."""
+    root = make(tmp_path, 4, files=10)
+    gt = pd.read_csv(root / "gt.tsv", sep="\t")
+    gt.loc[gt.event_label == "speech", ["onset", "offset", "event_label"]] = None
+    gt.drop_duplicates().to_csv(root / "gt.tsv", sep="\t", index=False)
+    metrics = ({"name": "segment_based", "threshold": 0.5},
+               {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5, "threshold": 0.5},
+               {"name": "collar_fscore", "onset_collar": 1.5, "offset_collar": 3.0, "threshold": 0.5})
+    names = ("segment_fscore_micro", "intersection_fscore_micro", "collar_fscore_micro")
+    detected = ours(root / "gt.tsv", root / "scores", *metrics, classes=list(CLASSES))
+    for file in (root / "scores").iterdir():
+        scores = pd.read_csv(file, sep="\t")
+        scores["speech"] = 0.0
+        scores.to_csv(file, sep="\t", index=False)
+    never = ours(root / "gt.tsv", root / "scores", *metrics, classes=list(CLASSES))
+    for name in names:
+        assert detected[name, None] < never[name, None], name  # speech's false positives lower it

@@ -105,22 +105,27 @@ def fscores(
 ) -> dict[str, Any]:
     """F_β of every class at its ``threshold``, or at its best threshold (None), as ``name``
     (the mean over classes), ``name_micro`` (of the summed counts), ``name_per_class`` and, for
-    the best, ``name_threshold``."""
+    the best, ``name_threshold``. A class without reference instances has no F; at a given
+    threshold its detections still count as false positives in the micro F (at the best
+    thresholds it has none to count at: no best threshold without positives)."""
     n = len(state.n_ref)
     f, threshold_of, tp, fp = (np.full(n, np.nan) for _ in range(4))
-    for c in np.flatnonzero(state.n_ref > 0):
+    defined = state.n_ref > 0
+    for c in range(n) if threshold is not None else np.flatnonzero(defined):
         points = Operating.of(state, int(c))
         if threshold is None:
             k, threshold_of[c] = points.best(beta, min_precision, min_recall)
         else:
             k = points.at(float(threshold[c]))
-        p, r = points.precision_recall()
-        f[c], tp[c], fp[c] = f_beta(p[k], r[k], beta), points.tp[k], points.fp[k]
-    defined = state.n_ref > 0
+        tp[c], fp[c] = points.tp[k], points.fp[k]
+        if defined[c]:
+            p, r = points.precision_recall()
+            f[c] = f_beta(p[k], r[k], beta)
     if not defined.any():
         out: dict[str, Any] = {name: np.nan, f"{name}_micro": np.nan, f"{name}_per_class": PerClass(f)}
     else:
-        tps, fps, n_ref = tp[defined].sum(), fp[defined].sum(), state.n_ref[defined].sum()
+        counted = defined if threshold is None else np.ones(n, dtype=bool)
+        tps, fps, n_ref = tp[counted].sum(), fp[counted].sum(), state.n_ref[defined].sum()
         micro = f_beta(tps / max(tps + fps, 1.0), tps / n_ref, beta)
         out = {name: float(f[defined].mean()), f"{name}_micro": float(micro), f"{name}_per_class": PerClass(f)}
     if threshold is None:
