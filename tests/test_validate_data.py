@@ -118,3 +118,20 @@ def test_data_on_a_dask_cluster_says_what_run_says(tmp_path):
             else:
                 assert "3 samples and 1 system read and checked" in checked.stdout
                 assert checked.stderr.splitlines()[-1].startswith("note: Dask: 3 samples")
+
+
+@pytest.mark.parametrize("metric", [
+    "{name: segment_based, threshold: {Speech: 0.5}}",
+    "{name: intersection_based, dtc_threshold: 0.7, gtc_threshold: 0.7, threshold: {Nope: 0.5}}",
+    "{name: collar_fscore, onset_collar: 0.2, offset_collar: 0.2, threshold: {Nope: 0.5}}",
+])
+def test_a_threshold_per_class_is_checked_against_the_classes_the_data_has(tmp_path, metric):
+    """What a metric checks once it knows the classes (its `prepare`) is checked by --data too."""
+    desed = Path(__file__).resolve().parent.parent / "configs" / "data" / "desed"
+    path = tmp_path / "run.yaml"
+    path.write_text(f"data:\n  reference: {desed / 'reference.tsv'}\n  systems: {{b: {desed / 'baseline'}}}\n"
+                    f"metrics:\n  - {metric}\n")
+    assert evalkit_cli("validate", path).returncode == 0  # the config alone cannot know the classes
+    ran, checked = evalkit_cli("run", "--quiet", path), evalkit_cli("validate", "--data", "--quiet", path)
+    assert ran.returncode == checked.returncode == 1
+    assert checked.stderr == ran.stderr and "threshold" in checked.stderr

@@ -23,7 +23,7 @@ import numpy as np
 
 from evalkit import stats
 from evalkit.data import LabelMatrix, align, empty_reference_note, named_as_reference, only_in_systems, with_empty_samples
-from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_items, reduce
+from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_items, prepared, reduce
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve
@@ -186,6 +186,9 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
         tally.swept = frozenset(sweep.samples) & frozenset(reference.ids)
     if partition.weights is not None:
         tally.weight = float(partition.weights.sum())
+    if job.checks_only:  # what a component checks once it knows the classes, checked too
+        for step in job.steps:
+            prepared(step.axes, reference.classes)
     if not n or job.checks_only:
         return tally
     draws = _Draws(job, partition)

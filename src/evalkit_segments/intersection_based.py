@@ -64,7 +64,11 @@ class IntersectionBased(BaseComponent[IntersectionBasedParams]):
         self.counter = PSDS(PSDSParams.model_validate(criteria))
 
     def prepare(self, classes: Any) -> None:
+        """The classes, and each one's threshold: a threshold per class that misses one is
+        refused once the classes are known, before any number (and by `validate --data`)."""
         self.classes = tuple(classes)
+        p = self.params
+        self.thresholds = None if p.threshold is None else per_class(p.threshold, self.classes, self.name)
 
     def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
         if not isinstance(prediction.samples, ScoreSeries):
@@ -77,6 +81,6 @@ class IntersectionBased(BaseComponent[IntersectionBasedParams]):
     def compute(self, state: Counts) -> dict[str, Any]:
         p = self.params
         out = fscores("intersection_best_fscore", state, p.beta, None, p.min_precision, p.min_recall)
-        if p.threshold is not None:
-            out |= fscores("intersection_fscore", state, p.beta, per_class(p.threshold, self.classes, self.name))
+        if self.thresholds is not None:
+            out |= fscores("intersection_fscore", state, p.beta, self.thresholds)
         return out

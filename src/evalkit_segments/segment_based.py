@@ -82,7 +82,11 @@ class SegmentBased(BaseComponent[SegmentBasedParams]):
         self.durations = Durations(params.durations, self.name) if params.durations is not None else None
 
     def prepare(self, classes: Any) -> None:
+        """The classes, and each one's threshold: a threshold per class that misses one is
+        refused once the classes are known, before any number (and by `validate --data`)."""
         self.classes = tuple(classes)
+        p = self.params
+        self.thresholds = None if p.threshold is None else per_class(p.threshold, self.classes, self.name)
 
     def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
         series = prediction.samples
@@ -124,8 +128,8 @@ class SegmentBased(BaseComponent[SegmentBasedParams]):
     def compute(self, state: Counts) -> dict[str, Any]:
         p = self.params
         out = fscores("segment_best_fscore", state, p.beta, None, p.min_precision, p.min_recall)
-        if p.threshold is not None:
-            out |= fscores("segment_fscore", state, p.beta, per_class(p.threshold, self.classes, self.name))
+        if self.thresholds is not None:
+            out |= fscores("segment_fscore", state, p.beta, self.thresholds)
         n = len(state.n_ref)
         auroc, ap = np.full(n, np.nan), np.full(n, np.nan)
         negative = np.bincount(state.klass, weights=state.change[:, 1], minlength=n)
