@@ -7,6 +7,7 @@ equals the in-memory one."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 
@@ -365,3 +366,29 @@ def test_bootstrap_intervals_and_paired_tests_resample_files(tmp_path):
     assert row.ci_low < row.value < row.ci_high
     (comparison,) = [c for c in results.comparisons if c.metric == "collar_best_fscore"]
     assert comparison.difference == 0 and comparison.p_value == 1  # one computation twice: exactly 0
+
+
+def test_an_infinite_threshold_is_kept_in_the_results_config_and_runs_again(tmp_path):
+    """The results' config is what ran, as JSON data: a threshold of -inf or inf stays itself
+    (the text a config takes), so the config a report records validates and runs again."""
+    import json
+
+    import yaml
+
+    from evalkit.results import Results
+
+    root = make(tmp_path, 5, files=4)
+    collars = {"onset_collar": 0.2, "offset_collar": 0.2}
+    metrics = [{"name": "collar_fscore", **collars, "threshold": -math.inf},
+               {"name": "collar_error_rate", **collars, "threshold": {"alarm": math.inf, "dog": 0.5, "speech": -math.inf}}]
+    data = {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores")}}
+    config = {"name": "f", "metrics": metrics, "data": data}
+    results = evalkit.run(config)
+    assert results.config["metrics"][0]["threshold"] == "-inf"
+    assert results.config["metrics"][1]["threshold"] == {"alarm": "inf", "dog": 0.5, "speech": "-inf"}
+    text = results.to_json()
+    json.loads(text, parse_constant=lambda token: pytest.fail(f"{token} is not JSON"))  # strict JSON
+    again = tmp_path / "again.yaml"
+    again.write_text(yaml.safe_dump(Results.from_json(text).config))
+    rerun = evalkit.run(again)
+    assert [(r.measure, r.value) for r in rerun.rows] == [(r.measure, r.value) for r in results.rows]

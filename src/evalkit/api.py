@@ -24,7 +24,7 @@ from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.registry import Registry
 from evalkit.reporting import write_reports
-from evalkit.results import Results
+from evalkit.results import Results, config_record
 from evalkit.version import __version__
 from evalkit.weights import none_counts
 
@@ -128,7 +128,7 @@ def results_of(plan: Plan, progress: Progress | None = None) -> Results:
         "data": scored.files,
     }
     return Results(
-        scored.rows, cfg.name, scored.notes, cfg.model_dump(mode="json", fallback=_describe_value),
+        scored.rows, cfg.name, scored.notes, config_record(cfg),
         scored.comparisons, scored.agreement, provenance, curves=scored.curves,
         lower_is_better=[m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")],
         sample_values=scored.sample_values, timelines=scored.timelines,
@@ -167,8 +167,3 @@ def run(
         if failures:
             raise ReportError("\n".join(failures), results)
     return results
-
-
-def _describe_value(value: Any) -> str:
-    """How in-memory data given from Python appears in a report's config."""
-    return f"<{type(value).__name__} of shape {getattr(value, 'shape', '?')}>"

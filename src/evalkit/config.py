@@ -35,7 +35,8 @@ DataSource = Annotated[Any, Field(description="a path, inline rows, or {values, 
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # JSON mode keeps infinities and NaN as floats (evalkit.results.config_record writes them as text)
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
 
 class Runs(_Strict):

@@ -27,6 +27,7 @@ from evalkit.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]
+    from pydantic import BaseModel
 
 COLUMNS = (
     "system", "representation", "similarity", "tnorm", "averaging", "metric", "class", "level",
@@ -73,14 +74,38 @@ _INFINITIES = {"inf": math.inf, "-inf": -math.inf}
 
 
 def _text_of_infinities(record: dict[str, Any]) -> dict[str, Any]:
-    """A record for the JSON document: its infinite numbers (also in a curve's points) as text."""
+    """A record for the JSON document: its infinite numbers (also in a curve's points, or nested
+    in a config's component parameters) as text."""
 
     def text(value: Any) -> Any:
         if isinstance(value, list):
             return [text(v) for v in value]
+        if isinstance(value, dict):
+            return {key: text(v) for key, v in value.items()}
         return ("inf" if value > 0 else "-inf") if isinstance(value, float) and math.isinf(value) else value
 
     return {key: text(value) for key, value in record.items()}
+
+
+def config_record(config: BaseModel) -> dict[str, Any]:
+    """A checked config as the results keep it: JSON data that runs again as written, its
+    infinities (a threshold of -inf) and NaN (``zero_division: nan``) as the text a config takes
+    (pydantic's JSON mode would make them null, which no parameter takes)."""
+
+    def nan_as_text(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: nan_as_text(v) for key, v in value.items()}
+        if isinstance(value, list):
+            return [nan_as_text(v) for v in value]
+        return "nan" if isinstance(value, float) and math.isnan(value) else value
+
+    dumped = config.model_dump(mode="json", fallback=_described_value)
+    return nan_as_text(_text_of_infinities(dumped))
+
+
+def _described_value(value: Any) -> str:
+    """How in-memory data given from Python appears in a report's config."""
+    return f"<{type(value).__name__} of shape {getattr(value, 'shape', '?')}>"
 
 
 def _read_number(value: Any) -> Any:
