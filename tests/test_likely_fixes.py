@@ -151,3 +151,27 @@ def test_a_private_keyword_is_not_offered_as_a_suggestion():
     with pytest.raises(TypeError) as raised:
         evalkit.Evaluator(calller="x")
     assert "_caller" not in str(raised.value)
+
+
+def test_a_tab_in_the_indentation_is_named(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("data:\n\treference: a.csv\n")
+    with pytest.raises(ConfigError, match=r"YAML indents with spaces, never tabs: replace the tab on line 2 with spaces"):
+        evalkit.api.plan(path)
+
+
+def test_the_caret_of_a_long_line_points_at_the_place_in_the_part_shown(tmp_path):
+    path = tmp_path / "run.yaml"
+    written = "metrics: [" + ", ".join(["f1"] * 80) + ", {name: f1: x}]"
+    path.write_text(written + "\n")
+    with pytest.raises(ConfigError) as raised:
+        evalkit.api.plan(path)
+    *_, shown, caret = str(raised.value).splitlines()
+    column = written.index("f1: x") + 2  # the colon the parser stops at
+    assert raised.value.args[0].startswith(f"{path}:1:{column + 1}:")
+    assert len(shown) < 140 and shown[caret.index("^")] == written[column] == ":"
+
+
+def test_an_unknown_kind_reads_as_a_sentence():
+    done = evalkit_cli("plugins", "--kind", "nonsense")
+    assert done.stderr.startswith("error: --kind 'nonsense' is no kind of component. The kinds: ")

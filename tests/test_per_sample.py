@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -267,3 +268,18 @@ def test_each_sweep_value_has_its_values_and_weights_make_the_samples_average_th
         values = f1[f1.sweep_value == row.sweep_value].value.to_numpy()
         # A weight of k counts a sample k times: the samples average is the weighted mean (sums of 30 terms).
         assert row.value == pytest.approx(weights @ values / weights.sum(), rel=1e-12), row.sweep_value
+
+
+def test_a_system_without_events_leaves_the_other_systems_timelines():
+    """A score folder beside an event list: the event list's worst files keep their timelines."""
+    desed = Path(__file__).resolve().parent.parent / "configs" / "data" / "desed"
+
+    def timelined(systems: dict) -> set:
+        results = evalkit.run({"name": "t", "data": {"reference": str(desed / "reference.tsv"), "systems": systems},
+                               "representation": {"name": "segments", "resolution": 1.0, "threshold": 0.5},
+                               "averaging": "samples", "metrics": ["f1"], "per_sample": True})
+        return {t.system for t in results.timelines}
+
+    events = str(desed / "reference.tsv")
+    assert timelined({"ev": events}) == {"ev"}
+    assert timelined({"ev": events, "sc": str(desed / "baseline")}) == {"ev"}

@@ -29,7 +29,7 @@ def kind_of(registry: Registry, written: str) -> str:
         if wanted in (kind, plural(kind)):
             return kind
     close = difflib.get_close_matches(wanted, kinds, 1)
-    raise ConfigError(f"--kind {written!r} is no kind of component" + (f"; did you mean {close[0]!r}?" if close else "")
+    raise ConfigError(f"--kind {written!r} is no kind of component" + (f"; did you mean {close[0]!r}?" if close else ".")
                       + f" The kinds: {', '.join(kinds)}")
 
 

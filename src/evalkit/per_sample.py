@@ -79,12 +79,14 @@ def timelines(
 ) -> list[Timeline]:
     """The events of each system's worst samples (:func:`evalkit.results.worst_samples`), from
     the aligned data of a run held whole: none unless both sides are event lists (intervals)."""
-    out = []
+    out: list[Timeline] = []
+    if _events(reference, 0) is None:
+        return out
+    rows = {name: i for i, name in enumerate(reference.ids)} if reference.ids is not None else None
     for system, (_, worst) in worst_samples(blocks, lower_is_better).items():
         prediction = systems[system][0]
-        if not (_events(reference, 0) is not None and _events(prediction, 0) is not None):
-            return []
-        rows = {name: i for i, name in enumerate(reference.ids)} if reference.ids is not None else None
+        if _events(prediction, 0) is None:  # a score folder, say: the other systems keep theirs
+            continue
         for sample, _ in worst:
             row = rows[sample] if rows is not None else int(sample) - first_row
             out.append(Timeline(system, sample, *(_events(side, row) or () for side in (reference, prediction))))

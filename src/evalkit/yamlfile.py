@@ -154,18 +154,27 @@ def _advice(problem: str, mark: yaml.Mark) -> str:
     if any(problem.startswith(words) for words in _INDENTATION):
         return (f"; this is usually the indentation of line {mark.line + 1} (or the line above it): keys of one "
                 "mapping start in the same column, a value nested under a key two spaces further in")
+    if "'\\t'" in problem:
+        return f"; YAML indents with spaces, never tabs: replace the tab on line {mark.line + 1} with spaces"
     return ""
+
+
+#: The characters of a long line shown around the place of an error.
+_SHOWN = 120
 
 
 def _pointed(text: str, mark: yaml.Mark) -> str:
     """The line of ``mark`` with a caret under its column, numbered as an editor shows it (at
-    the end of the last line when the mark is past it: an unclosed bracket)."""
+    the end of the last line when the mark is past it: an unclosed bracket); of a long line, the
+    part around the column."""
     lines = text.splitlines() or [""]
     row, column = (mark.line, mark.column) if mark.line < len(lines) else (len(lines) - 1, len(lines[-1]))
-    line = shortened(lines[row], 200)
-    pad = "".join(c if c == "\t" else " " for c in line[:column])  # a tab moves the caret as it moves the text
+    line, start = lines[row], max(0, column - _SHOWN // 2)
+    shown = ("…" if start else "") + line[start:start + _SHOWN] + ("…" if start + _SHOWN < len(line) else "")
+    before = ("…" if start else "") + line[start:column]
+    pad = "".join(c if c == "\t" else " " for c in before)  # a tab moves the caret as it moves the text
     number = f"{row + 1:>5} | "
-    return f"{number}{line}\n{' ' * (len(number) - 2)}| {pad}^"
+    return f"{number}{shown}\n{' ' * (len(number) - 2)}| {pad}^"
 
 
 def _record(root: yaml.Node) -> dict[Path_, yaml.Mark]:
