@@ -191,6 +191,9 @@ def test_any_table_fits_any_width_it_can_and_keeps_its_numbers(table, width):
     assert all(out.count(n) >= count for n, count in kept.items())
     cells = {cell for b in folded.blocks for cell in [b.table.title, *b.table.header, *(c for row in b.table.rows for c in row)]}
     assert all(any(short in cell for cell in cells) for short in folded.legend)
+    # a column's name is abbreviated, never broken: no label column wraps narrower than a word of it
+    assert all(w is None or all(cell_len(word) <= w for word in name.split())
+               for b in folded.blocks for name, w in zip(b.table.header, b.widths))
 
 
 def test_in_a_real_terminal_the_width_is_the_terminals():
