@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -131,7 +132,29 @@ def test_paired_tests_show_the_difference_its_interval_and_the_p_floor():
     below = sum(1 for c in results.comparisons if c.system == "tiny" and c.ci_high < 0)
     significant = sum(1 for c in results.comparisons if c.system == "tiny" and c.p_value < 0.05)
     assert (f"tiny against dwsnet: p &lt; 0.05 on {significant} of 8 measures; the difference&#x27;s 95% interval "
-            f"excludes 0 on {below} ({below} below 0, 0 above).") in section(page, "summary")
+            f"excludes 0 on {below}: tiny is worse on all {below}.") in section(page, "summary")
+
+
+def test_the_summary_says_better_or_worse_by_each_metrics_direction():
+    """kld is a loss: a difference above 0 is worse on it, as one below 0 is on precision (issue 28)."""
+    results = evalkit.run({
+        "name": "oriented",
+        "data": {"reference": str(DATA / "reference.csv"), "systems": {s: str(DATA / f"{s}.csv") for s in SYSTEMS[:2]}},
+        "tnorm": "minimum", "averaging": "micro", "metrics": ["precision", "f1", "kld"],
+        "statistics": {"bootstrap": {"resamples": 99, "seed": 1}, "test": {"resamples": 99, "seed": 1}},
+    }, write_reports=False)
+    assert results.lower_is_better == ["kld"]
+    (system, against), = {(c.system, c.baseline) for c in results.comparisons}
+    worse = sum(1 for c in results.comparisons if (c.ci_low > 0 if c.metric == "kld" else c.ci_high < 0))
+    kld = next(c for c in results.comparisons if c.metric == "kld")
+    assert kld.ci_low > 0 and worse == len(results.comparisons) == 3  # the system is worse on the loss too
+    assert findings.comparison_lines(results)[0].endswith(
+        f"the difference's 95% interval excludes 0 on 3: {system} is worse on all 3.")
+    mixed = [replace(c, ci_low=0.01, ci_high=0.02) for c in results.comparisons]  # all above 0: better but on kld
+    assert findings.comparison_lines(replace(results, comparisons=mixed))[0].endswith(
+        f"excludes 0 on 3: {system} is better on 2 and worse on 1.")
+    unclear = [replace(c, ci_low=-0.01, ci_high=0.02) for c in results.comparisons]
+    assert findings.comparison_lines(replace(results, comparisons=unclear))[0].endswith("interval excludes 0 on 0.")
 
 
 # --- rank agreement ---------------------------------------------------------------------------

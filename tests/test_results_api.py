@@ -4,6 +4,7 @@ that writes report files only when asked."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -200,6 +201,8 @@ def test_repr_is_a_few_lines():
         "  reports: none"
     )
     assert "\n  statistics: 8 paired tests, rank agreement of 4 pairs of measures\n" in repr(statistics_run())
+    tested_only = dataclasses.replace(statistics_run(), agreement=[])  # no rank agreement: not "of 0 pairs"
+    assert "\n  statistics: 8 paired tests\n" in repr(tested_only) and "pairs" not in repr(tested_only)
     assert len(repr(run("figure1"))) < 300
 
 

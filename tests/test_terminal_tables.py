@@ -24,6 +24,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from run_depth import examples
 
+import evalkit
 from evalkit.cli import _print_tables, main
 from evalkit.folding import LABEL_LIMITS, WRAP_FLOOR, Folded, fold_to_width, table_width
 from evalkit.pivot import TextTable, comparison_table, tables
@@ -70,7 +71,7 @@ def test_every_bundled_config_fits_80_columns_and_shows_every_number(name, capsy
 def test_piped_output_is_the_whole_table(capsys):
     results = snapshot_results("tnorms.yaml")
     _print_tables(results, None)
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out.split("p-values sit at their floor")[0]  # the tables, not the notes under them
     assert longest(out) >= table_width(tables(results)[0]) > 120  # four columns of intervals side by side
     assert "(part " not in out and " = " not in out and "— system:" not in out.split("Paired")[0]
 
@@ -190,6 +191,9 @@ def test_any_table_fits_any_width_it_can_and_keeps_its_numbers(table, width):
     assert all(out.count(n) >= count for n, count in kept.items())
     cells = {cell for b in folded.blocks for cell in [b.table.title, *b.table.header, *(c for row in b.table.rows for c in row)]}
     assert all(any(short in cell for cell in cells) for short in folded.legend)
+    # a column's name is abbreviated, never broken: no label column wraps narrower than a word of it
+    assert all(w is None or all(cell_len(word) <= w for word in name.split())
+               for b in folded.blocks for name, w in zip(b.table.header, b.widths))
 
 
 def test_in_a_real_terminal_the_width_is_the_terminals():
@@ -218,3 +222,74 @@ def test_a_negative_width_is_refused_with_the_range():
     result = CliRunner().invoke(main, ["run", str(ROOT / "configs" / "events.yaml"), "--no-report", "--width", "-1"])
     assert result.exit_code == 2
     assert "Invalid value for '--width': -1 is not in the range x>=0." in result.output
+
+
+# --- results with intervals at 80 columns (issue 28, item 1) -------------------------------------
+
+
+def test_a_tagger_with_intervals_and_a_paired_test_reads_at_80_columns(tmp_path):
+    """Each test's difference, interval and p on one line, the labels abbreviated (legend below)
+    rather than a header word broken, kld's test apart (no column of "—"), then the p-floor note
+    and the summary the reports open with, oriented by each metric's direction."""
+    data = ROOT / "configs" / "data" / "quickstart"
+    config = tmp_path / "tagger.yaml"
+    config.write_text(json.dumps({
+        "name": "tagger",
+        "data": {"reference": str(data / "reference.csv"),
+                 "systems": {"dwsnet": str(data / "dwsnet.csv"), "baseline": str(data / "baseline.csv")}},
+        "tnorm": ["minimum", "lukasiewicz"], "averaging": ["micro", "weighted"], "metrics": ["precision", "recall", "kld"],
+        "statistics": {"bootstrap": {"resamples": 99, "seed": 1}, "test": {"resamples": 99, "seed": 1}},
+    }), encoding="utf-8")
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["run", str(config), "--no-report", "-q"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    results = evalkit.run(config, write_reports=False)  # the same seeds: the same numbers
+    short = {"precision": "precisi…", "lukasiewicz": "lukasie…"}
+
+    def line(c, *labels: str) -> str:
+        cells = "".join(f"│ {label:<8} " for label in labels)
+        p = f"≤ {c.p_value:.4f}" if c.p_at_floor else f"{c.p_value:.4f}"
+        return (f"{cells}│ {c.difference:+{8 if labels else 10}.4f} │ "
+                f"{f'[{c.ci_low:+.4f}, {c.ci_high:+.4f}]':>18} │ {p:>8} │")
+
+    set_tests = [c for c in results.comparisons if c.metric != "kld"]
+    (kld,) = [c for c in results.comparisons if c.metric == "kld"]
+    rule = "━━━━━━━━━━"
+    expected = "\n".join([
+        "Paired tests, system − against (permutation, 99 resamples) — system:         ",
+        "baseline, against: dwsnet, representation: fuzzy                             ",
+        "┏" + "┳".join([rule] * 4) + "┳━━━━━━━━━━━━━━━━━━━━┳" + rule + "┓",
+        "┃ tnorm    ┃ averagi… ┃ metric   ┃ differe… ┃       95% interval ┃  p-value ┃",
+        "┡" + "╇".join([rule] * 4) + "╇━━━━━━━━━━━━━━━━━━━━╇" + rule + "┩",
+        *(line(c, short.get(c.tnorm, c.tnorm), c.averaging, short.get(c.metric, c.metric)) for c in set_tests),
+        "└" + "┴".join(["──────────"] * 4) + "┴────────────────────┴──────────┘",
+        "precisi… = precision",
+        "lukasie… = lukasiewicz",
+        "averagi… = averaging",
+        "differe… = difference",
+        "Paired tests, system − against (permutation,  ",
+        "99 resamples) — system: baseline, against:    ",
+        "dwsnet, metric: kld                           ",
+        "┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━┓",
+        "┃ difference ┃       95% interval ┃  p-value ┃",
+        "┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━┩",
+        line(kld),
+        "└────────────┴────────────────────┴──────────┘",
+        "9 of 9 p-values sit at their floor, shown as “≤”: p ≤ 1/(99 + 1) = 0.01. The",
+        "    true p may be far smaller: increase resamples to resolve smaller p.",
+        "Summary",
+        "- dwsnet is best on every measure (9).",
+        "- baseline against dwsnet: p < 0.05 on 9 of 9 measures; the difference's 95%",
+        "  interval excludes 0 on 9: baseline is worse on all 9.",
+        "",
+    ])
+    assert len(set_tests) == 8 and all(c.p_at_floor and c.ci_high < 0 for c in set_tests)  # as the summary says
+    assert kld.p_at_floor and kld.ci_low > 0 and results.lower_is_better == ["kld"]  # kld higher: worse
+    assert out[out.index("Paired tests"):] == expected
+    assert longest(out) <= 80
+    # every word of a column's name is whole or an abbreviation the legend explains, in every table
+    names = {word for table in [*tables(results), comparison_table(results)] for h in table.header for word in h.split()}
+    legend = {entry.split(" = ")[0] for entry in out.splitlines() if " = " in entry and "…" in entry.split(" = ")[0]}
+    for header in (row for row in out.splitlines() if row.startswith("┃")):
+        for word in (w for cell in header.strip("┃").split("┃") for w in cell.split()):
+            assert word in names or word in legend, f"{word!r} broken in {header!r}"

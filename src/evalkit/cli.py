@@ -301,18 +301,23 @@ def _note(note: str) -> None:
 def _print_tables(results: Results, width: int | None) -> None:
     """The side-by-side tables folded to ``width`` (:mod:`evalkit.folding`), each followed by the
     full text of the labels it abbreviates and a glossary of the measures it names that are
-    not well known (each explained once, under the first table that names it)."""
+    not well known (each explained once, under the first table that names it); the paired
+    tests by what their ``≤`` means; then the summary the reports open with, last, where a
+    terminal leaves it in view."""
     from rich.console import Console
 
     from evalkit.folding import block_width, fold_to_width
     from evalkit.glossary import glossary
-    from evalkit.pivot import comparison_table, tables
+    from evalkit.pivot import comparison_tables, tables
+
+    # the reports' sentences, so that the terminal says what they say (a built-in plugin of
+    # this distribution, imported only here)
+    from evalkit_reports.findings import floor_note, opening_lines
 
     console = Console()
     explained: set[str] = set()
-    for table in [*tables(results), comparison_table(results)]:
-        if table is None:
-            continue
+    compared = comparison_tables(results)
+    for table in [*tables(results), *compared]:
         folded = fold_to_width(table, width)
         for block, rendered in zip(folded.blocks, folded.rich_tables()):
             # Unfolded, a table keeps its natural width (labels would vanish): a wide one runs
@@ -323,18 +328,23 @@ def _print_tables(results: Results, width: int | None) -> None:
         lines = glossary(labels)
         notes = [f"{short} = {full}" for short, full in folded.legend.items()]
         notes += [f"{name}: {line}" for name, line in lines.items() if name not in explained]
+        notes += [note for note in [floor_note(results)] if compared and table is compared[-1] and note]
         explained.update(lines)
         _print_notes(notes, width, console.is_terminal)
+    summary = opening_lines(results)
+    if summary:
+        click.echo(click.style("Summary", italic=True) if console.is_terminal else "Summary")
+        _print_notes([f"- {line}" for line in summary], width, False, indent="  ")
 
 
-def _print_notes(lines: list[str], width: int | None, terminal: bool) -> None:
-    """Lines under a table, each wrapped to ``width`` with its continuation indented."""
+def _print_notes(lines: list[str], width: int | None, terminal: bool, indent: str = "    ") -> None:
+    """Lines under a table (dim on a terminal), each wrapped to ``width`` with its continuation indented."""
     import textwrap
 
     from evalkit.control_chars import visible
 
     for line in map(visible, lines):
-        wrapped = textwrap.fill(line, width, subsequent_indent="    ", break_on_hyphens=False) if width else line
+        wrapped = textwrap.fill(line, width, subsequent_indent=indent, break_on_hyphens=False) if width else line
         click.echo(click.style(wrapped, dim=True) if terminal else wrapped)
 
 

@@ -31,13 +31,14 @@ from evalkit.control_chars import visible
 from evalkit.pivot import TextTable
 
 #: How long a label may stay in each layout tried (None: as it is); a header part may also
-#: stay as wide as its column's numbers.
-LABEL_LIMITS = (None, 24, 16, 10)
+#: stay as wide as its column's numbers, and a label column's name as wide as its labels.
+LABEL_LIMITS = (None, 24, 16, 10, 8, 6)
 #: What a line of legend costs, in lines of table: a reader must look an abbreviation up.
 LEGEND_COST = 3
 #: How many wrapped cells a wrapped column name is as bad as.
 HEADER_WEIGHT = 5
-#: Labels wrap in columns no narrower than this.
+#: Labels wrap in columns no narrower than this, nor than their name's longest word (a word
+#: of a column's name is never broken: it is abbreviated instead).
 WRAP_FLOOR = 6
 #: How the parts of a measure's label are joined (:func:`evalkit.pivot.measure_label`).
 PART = " · "
@@ -96,10 +97,11 @@ def fold_to_width(table: TextTable, width: int | None) -> Folded:
     return replace(best, legend={short: full for short, full in best.legend.items() if short in shown})
 
 
-def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, int, int], Folded]]:
+def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, int, int, int], Folded]]:
     """Every way of folding the table, each with its cost: how far it still overflows, whether
-    it splits columns that are not one kind (a test's difference and p-value), how many lines
-    it takes (a legend's count :data:`LEGEND_COST` times), and how much it abbreviates."""
+    it splits columns that are not one kind (a test's difference and p-value), how many words
+    it breaks (``lukasie`` / ``wicz``: an abbreviation in the legend reads better), how many
+    lines it takes (a legend's count :data:`LEGEND_COST` times), and how much it abbreviates."""
     for rank, limit in enumerate(LABEL_LIMITS):
         legend: dict[str, str] = {}
         short = table if limit is None else _abbreviated(table, limit, legend)
@@ -114,7 +116,8 @@ def _layouts(table: TextTable, width: int) -> Iterator[tuple[tuple[int, bool, in
                 overflow = max(max(block_width(b) - width for b in blocks), 0)
                 scattered = short.across is None and len(tables) > len(parts)
                 lines = sum(map(_height, blocks)) + LEGEND_COST * legend_lines
-                yield (overflow, scattered, lines, rank), Folded(blocks, legend)
+                broken = sum(map(_broken_words, blocks))
+                yield (overflow, scattered, broken, lines, rank), Folded(blocks, legend)
 
 
 def table_width(table: TextTable) -> int:
@@ -133,8 +136,9 @@ def _text_width(text: str) -> int:
 
 
 def _abbreviated(table: TextTable, limit: int, legend: dict[str, str]) -> TextTable:
-    """Labels over ``limit`` characters (header parts over their column's numbers, if wider)
-    shortened, the abbreviations added to ``legend``; a header's parts put one under another."""
+    """Labels and the label columns' names over ``limit`` characters (header parts over their
+    column's numbers, if wider) shortened, the abbreviations added to ``legend``; a header's
+    parts put one under another."""
     n = table.n_index
     value_widths = [max((_text_width(row[i]) for row in table.rows), default=0) for i in range(n, len(table.header))]
     cuts: dict[str, str] = {}  # full label -> abbreviation
@@ -144,8 +148,10 @@ def _abbreviated(table: TextTable, limit: int, legend: dict[str, str]) -> TextTa
             cuts.setdefault(label, _cut(label, room))
 
     labels = [cell for row in table.rows for cell in row[:n]]
-    for label in labels:  # not the label columns' names: they name what the legend would explain
+    for label in labels:
         note(label, limit)
+    for name in table.header[:n]:  # ``representation`` over ``fuzzy``
+        note(name, limit)
     for label, w in zip(table.header[n:], value_widths):
         for part in label.split(PART):
             note(part, max(limit, w))
@@ -157,7 +163,7 @@ def _abbreviated(table: TextTable, limit: int, legend: dict[str, str]) -> TextTa
 
     return replace(
         table,
-        header=[*table.header[:n], *map(header, table.header[n:])],
+        header=[*(short.get(name, name) for name in table.header[:n]), *map(header, table.header[n:])],
         rows=[[*(short.get(cell, cell) for cell in row[:n]), *row[n:]] for row in table.rows],
     )
 
@@ -242,13 +248,14 @@ def _wrap_widths(table: TextTable, width: int) -> list[int | None]:
     n, widths = table.n_index, column_widths(table)
     cells = [sorted(_text_width(row[i]) for row in table.rows) for i in range(n)]
     heads = [_text_width(h) for h in table.header[:n]]
+    floors = [max(WRAP_FLOOR, *(cell_len(word) for word in h.split())) for h in table.header[:n]]
 
     def wrapped(i: int, w: int) -> int:
         return len(cells[i]) - bisect.bisect_right(cells[i], w) + HEADER_WEIGHT * (heads[i] > w)
 
     labels = widths[:n]
     for _ in range(sum(w + 3 for w in widths) + 1 - width):
-        narrowable = [i for i in range(n) if labels[i] > WRAP_FLOOR]
+        narrowable = [i for i in range(n) if labels[i] > floors[i]]
         if not narrowable:
             break
         i = min(narrowable, key=lambda i: (wrapped(i, labels[i] - 1) - wrapped(i, labels[i]), -labels[i]))
@@ -259,6 +266,14 @@ def _wrap_widths(table: TextTable, width: int) -> list[int | None]:
 def block_width(block: Block) -> int:
     """The width rich prints ``block`` at."""
     return sum((w or natural) + 3 for w, natural in zip(block.widths, column_widths(block.table))) + 1
+
+
+def _broken_words(block: Block) -> int:
+    """How many label cells (header included) have a word wider than the column they wrap in."""
+    return sum(
+        1 for w, column in zip(block.widths, zip(block.table.header, *block.table.rows)) if w is not None
+        for cell in column if any(cell_len(word) > w for word in cell.split())
+    )
 
 
 def _height(block: Block) -> int:

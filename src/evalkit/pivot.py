@@ -78,16 +78,30 @@ def tables(results: Results) -> list[TextTable]:
     return out
 
 
+#: The labels of a paired test that apply to some measures only (a data metric has no T-norm).
+TEST_LABELS = ("representation", "similarity", "tnorm", "averaging", "sweep_value")
+
+
 def comparison_table(results: Results) -> TextTable | None:
     """The paired tests of a run: each system against the system it is compared with (the
     column ``against``, so that a system named ``baseline`` is not mistaken for it), the
     difference, its confidence interval, and the p-value; a p-value at its floor 1/(1 + resamples)
     shows as ``≤ 0.000999``, an upper bound."""
-    comps = results.comparisons
-    if not comps:
-        return None
-    optional = [k for k in ("representation", "similarity", "tnorm", "averaging", "sweep_value")
-                if any(getattr(c, k) is not None for c in comps)]
+    return _comparison_table(results, results.comparisons) if results.comparisons else None
+
+
+def comparison_tables(results: Results) -> list[TextTable]:
+    """The paired tests as :func:`comparison_table`, in one table per set of labels that apply
+    (the set metrics' tests apart from the data metrics', as their values are), so that neither
+    carries columns of ``—`` for the other: a narrow terminal keeps a test on one line."""
+    groups: dict[tuple[bool, ...], list] = {}
+    for c in results.comparisons:
+        groups.setdefault(tuple(getattr(c, k) is not None for k in TEST_LABELS), []).append(c)
+    return [_comparison_table(results, comps) for comps in groups.values()]
+
+
+def _comparison_table(results: Results, comps: Sequence) -> TextTable:
+    optional = [k for k in TEST_LABELS if any(getattr(c, k) is not None for c in comps)]
     rows = [
         [c.system, c.baseline, *(_label(getattr(c, k)) for k in optional), c.metric,
          "undefined" if math.isnan(c.difference) else f"{c.difference:+.4f}", _interval(c.ci_low, c.ci_high),

@@ -624,9 +624,10 @@ class Results:
             f"  systems ({len(systems)}): {listed(systems)}",
             f"  metrics ({len(metrics)}): {listed(metrics)}",
         ]
-        if self.comparisons or self.agreement:
-            lines.append(f"  statistics: {len(self.comparisons):,} paired tests, "
-                         f"rank agreement of {len(self.agreement):,} pairs of measures")
+        statistics = [f"{len(self.comparisons):,} paired tests" if self.comparisons else "",
+                      f"rank agreement of {len(self.agreement):,} pairs of measures" if self.agreement else ""]
+        if any(statistics):
+            lines.append("  statistics: " + ", ".join(filter(None, statistics)))
         if self.sample_values:
             samples = sum(len(v.samples) for v in self.sample_values)
             lines.append(f"  per-sample values: {samples:,} (per_sample())")

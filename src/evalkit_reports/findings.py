@@ -97,20 +97,29 @@ def best_systems_lines(found: BestSystems) -> list[str]:
 
 
 def comparison_lines(results: Results) -> list[str]:
-    """One sentence per system compared with another: on how many measures the difference is clear."""
-    level = alpha(results)
+    """One sentence per system compared with another: on how many measures the difference is
+    clear, and whether the system is better or worse there, each measure oriented by its
+    direction (a difference below 0 is better on a loss such as ``kld``)."""
+    level, lower = alpha(results), set(results.lower_is_better)
     lines = []
     for (system, against), tests in _by_pair(results).items():
         significant = sum(1 for c in tests if c.p_value < level)
         text = f"{system} against {against}: p < {level:.2g} on {significant} of {len(tests)} measures"
         known = [c for c in tests if c.ci_low is not None and c.ci_high is not None]
         if known:
-            above = sum(1 for c in known if c.ci_low > 0)
-            below = sum(1 for c in known if c.ci_high < 0)
-            text += (f"; the difference's {1 - level:.0%} interval excludes 0 on {above + below} "
-                     f"({below} below 0, {above} above)")
+            clear = [(c.ci_low > 0) != (c.metric in lower) for c in known if c.ci_low > 0 or c.ci_high < 0]
+            text += f"; the difference's {1 - level:.0%} interval excludes 0 on {len(clear)}"
+            if clear:
+                text += f": {system} is {_better_or_worse(sum(clear), len(clear))}"
         lines.append(text + ".")
     return lines
+
+
+def _better_or_worse(better: int, clear: int) -> str:
+    """``worse on all 46``, ``better on 1``, ``better on 3 and worse on 2``."""
+    if better in (0, clear):
+        return f"{'better' if better else 'worse'} on {'all ' if clear > 1 else ''}{clear}"
+    return f"better on {better} and worse on {clear - better}"
 
 
 def opening_lines(results: Results) -> list[str]:
