@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("plugin boundary", "protocols contracts registry hookspecs discovery scaffold".split()),
     ("plan", "axes sweeps sources plan schema".split()),
     ("run", "engine uncertainty per_sample reduction streaming dask_engine execute evaluator".split()),
-    ("presentation", "reporting pivot folding glossary listing".split()),
+    ("presentation", "reporting pivot folding glossary findings listing".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers
     # are plugins); like api.py it is a way in, and nothing inside evalkit imports it.
     ("entry points", "__init__ __main__ api cli metrics torch_metrics hf hf_modules plugin testing file_checks".split()),

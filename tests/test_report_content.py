@@ -23,11 +23,11 @@ from in_process import evalkit_cli
 from scipy import stats as scipy_stats
 
 import evalkit
-from evalkit import cli
+from evalkit import cli, findings
 from evalkit.discovery import default_registry
 from evalkit.measures import Measure
 from evalkit.results import Agreement, Results, Row
-from evalkit_reports import findings, plots
+from evalkit_reports import plots
 from evalkit_reports.html import render_html
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -306,13 +306,12 @@ def _print_tables(results: Results, width: int | None) -> None:
     terminal leaves it in view."""
     from rich.console import Console
 
+    # the reports' sentences, so that the terminal says what they say (a built-in plugin of
+    # this distribution, imported only here)
+    from evalkit.findings import floor_note, opening_lines
     from evalkit.folding import block_width, fold_to_width
     from evalkit.glossary import glossary
     from evalkit.pivot import comparison_tables, tables
-
-    # the reports' sentences, so that the terminal says what they say (a built-in plugin of
-    # this distribution, imported only here)
-    from evalkit_reports.findings import floor_note, opening_lines
 
     console = Console()
     explained: set[str] = set()

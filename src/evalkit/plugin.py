@@ -26,6 +26,7 @@ from evalkit.contracts import who
 from evalkit.control_chars import visible
 from evalkit.data import LabelMatrix, rows_from
 from evalkit.errors import ConfigError, DataError, PluginContractError
+from evalkit.findings import MARK, agreement_note, floor_note, glossary_of, marked, opening_lines, unit_note
 from evalkit.glossary import glossary
 from evalkit.hookspecs import CONTRACT_VERSION, hookimpl
 from evalkit.items import DEFAULT_CLASS, Intervals, ItemSets
@@ -150,6 +151,14 @@ __all__ = [
     "markdown",
     "visible",
     "glossary",
+    # what the terminal and the reports say before and under their tables (evalkit.findings)
+    "opening_lines",
+    "floor_note",
+    "agreement_note",
+    "unit_note",
+    "glossary_of",
+    "marked",
+    "MARK",
     "atomic_write",
     "__version__",
 ]

@@ -14,14 +14,19 @@ from evalkit.plugin import (
     SAMPLE_COLUMNS,
     BaseComponent,
     Results,
+    agreement_note,
     atomic_write,
     comparison_table,
+    floor_note,
+    glossary_of,
     hookimpl,
     markdown,
+    marked,
+    opening_lines,
     tables,
+    unit_note,
     visible,
 )
-from evalkit_reports.findings import agreement_note, floor_note, glossary_of, marked, opening_lines, unit_note
 from evalkit_reports.html import HtmlWriter, PngWriter, SvgWriter
 
 

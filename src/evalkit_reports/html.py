@@ -25,16 +25,22 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evalkit.plugin import (
+    MARK,
     BaseComponent,
     Results,
     __version__,
+    agreement_note,
     comparison_table,
+    floor_note,
+    glossary_of,
     how_tested,
+    marked,
+    opening_lines,
     p_value_text,
     tables,
+    unit_note,
     visible,
 )
-from evalkit_reports.findings import MARK, agreement_note, floor_note, glossary_of, marked, opening_lines, unit_note
 
 #: (heading, Row attribute) of each comparison axis listed at the top of the report.
 AXES = (

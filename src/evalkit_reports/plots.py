@@ -55,8 +55,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from cycler import cycler
 
-from evalkit.plugin import CurveRow, Measure, Results, Row, atomic_write, level_differences, visible
-from evalkit_reports.findings import agreement_note
+from evalkit.plugin import CurveRow, Measure, Results, Row, agreement_note, atomic_write, level_differences, visible
 
 if TYPE_CHECKING:  # matplotlib (0.5 s to import) is imported where a figure is drawn: not by
     # the gallery, so a run whose figures are drawn by worker processes never imports it itself

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalkit.plugin import Measure, Results, Row, glossary
+from evalkit.glossary import glossary
+from evalkit.measures import Measure
+from evalkit.results import Results, Row
 
 #: Set metrics that are ratios of cardinalities, in [0, 1] for crisp and fuzzy sets, segments
 #: and a bounded soft cardinality, but not for soft cardinality itself (docs/faq.md).
