@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 #: names of :mod:`evalkit.plugin` that no plugin needs; 2.1 added a report writer's optional
 #: ``start()``, an averaging's optional ``undefined_for(metric)`` and
 #: :attr:`evalkit.plugin.ItemSets.notes`; 2.2 added :data:`evalkit.plugin.SAMPLE_COLUMNS`, the
-#: columns of per-sample values, a loader's optional ``diagnose(path)`` and a report writer's
+#: columns of per-sample values, the findings a report opens with (``opening_lines``, ``floor_note``,
+#: ...), a loader's optional ``diagnose(path)`` and ``hashes_as_read``, and a report writer's
 #: optional ``results_ready(results)`` and ``stop()`` (CHANGELOG.md).
 CONTRACT_VERSION = "2.2"
 
