@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, FiniteFloat
 
 from evalkit.plugin import BaseComponent, DataError, ItemSets, ScoreSeries
-from evalkit_segments.operating_points import fscores, per_class
+from evalkit_segments.operating_points import ClassThresholds, fscores
 from evalkit_segments.psds import DTC, GTC, PSDS, Counts, PSDSParams
 from evalkit_segments.segment_based import AT_THRESHOLD, BETA, MIN_PRECISION, MIN_RECALL, TIME_DECIMALS
 
@@ -37,7 +37,7 @@ class IntersectionBasedParams(BaseModel):
     threshold: FiniteFloat | dict[str, FiniteFloat] | None = AT_THRESHOLD
 
 
-class IntersectionBased(BaseComponent[IntersectionBasedParams]):
+class IntersectionBased(ClassThresholds, BaseComponent[IntersectionBasedParams]):
     """sed_scores_eval's intersection-based F from score series against event lists: the best F
     with class-wise thresholds, and F at a threshold."""
 
@@ -56,19 +56,11 @@ class IntersectionBased(BaseComponent[IntersectionBasedParams]):
         "intersection_fscore_per_class": "Each class's intersection-based F at the given threshold.",
     }
     data = "items"
-    classes: tuple[str, ...] = ()
 
     def __init__(self, params: IntersectionBasedParams) -> None:
         super().__init__(params)
         criteria = params.model_dump(include={"dtc_threshold", "gtc_threshold", "time_decimals"})
         self.counter = PSDS(PSDSParams.model_validate(criteria))
-
-    def prepare(self, classes: Any) -> None:
-        """The classes, and each one's threshold: a threshold per class that misses one is
-        refused once the classes are known, before any number (and by `validate --data`)."""
-        self.classes = tuple(classes)
-        p = self.params
-        self.thresholds = None if p.threshold is None else per_class(p.threshold, self.classes, self.name)
 
     def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
         if not isinstance(prediction.samples, ScoreSeries):

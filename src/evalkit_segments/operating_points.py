@@ -131,3 +131,19 @@ def fscores(
     if threshold is None:
         out[f"{name}_threshold"] = PerClass(threshold_of)
     return out
+
+
+class ClassThresholds:
+    """For a data metric with an optional ``threshold`` (one number, or one per class by name):
+    the classes, and each one's threshold, resolved once the classes are known, before any
+    number (a threshold per class that misses one is refused then, and by `validate --data`)."""
+
+    name: str
+    params: Any
+    classes: tuple[str, ...] = ()
+    thresholds: np.ndarray | None = None
+
+    def prepare(self, classes: Any) -> None:
+        self.classes = tuple(classes)
+        threshold = self.params.threshold
+        self.thresholds = None if threshold is None else per_class(threshold, self.classes, self.name)

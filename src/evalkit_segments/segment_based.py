@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 from evalkit.plugin import BaseComponent, ConfigPath, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.durations import Durations
 from evalkit_segments.intervals import cell_intervals
-from evalkit_segments.operating_points import Operating, fscores, per_class
+from evalkit_segments.operating_points import ClassThresholds, Operating, fscores
 from evalkit_segments.psds import Counts
 
 BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision in F")
@@ -54,7 +54,7 @@ class SegmentBasedParams(BaseModel):
     )
 
 
-class SegmentBased(BaseComponent[SegmentBasedParams]):
+class SegmentBased(ClassThresholds, BaseComponent[SegmentBasedParams]):
     """sed_scores_eval's segment-based measures from score series against event lists: the best
     F with class-wise thresholds, the ROC area, average precision, and F at a threshold."""
 
@@ -75,18 +75,10 @@ class SegmentBased(BaseComponent[SegmentBasedParams]):
         "segment_ap_per_class": "Each class's segment-based average precision.",
     }
     data = "items"
-    classes: tuple[str, ...] = ()
 
     def __init__(self, params: SegmentBasedParams) -> None:
         super().__init__(params)
         self.durations = Durations(params.durations, self.name) if params.durations is not None else None
-
-    def prepare(self, classes: Any) -> None:
-        """The classes, and each one's threshold: a threshold per class that misses one is
-        refused once the classes are known, before any number (and by `validate --data`)."""
-        self.classes = tuple(classes)
-        p = self.params
-        self.thresholds = None if p.threshold is None else per_class(p.threshold, self.classes, self.name)
 
     def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
         series = prediction.samples
