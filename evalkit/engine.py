@@ -194,12 +194,22 @@ def _reduced(
     return sums, replicates
 
 
-def _block_of(counts: Counts, part: slice, made: dict[int, np.ndarray]) -> np.ndarray:
-    """The counts' block of the chunk, made once; a complement's from the block it complements."""
-    if id(counts) not in made:
-        made[id(counts)] = ~_block_of(counts.of, part, made).astype(bool) if isinstance(counts, Complement) \
-            else counts.block(part)
-    return made[id(counts)]
+def _block_of(counts: Counts, part: slice, made: dict[int, np.ndarray]) -> None:
+    """The counts' block of the chunk, made once; a complement's is the block it complements
+    (:func:`_replicate_batches` reads it negated)."""
+    drawn = counts.of if isinstance(counts, Complement) else counts
+    if id(drawn) not in made:
+        made[id(drawn)] = drawn.block(part)
+
+
+#: Where a draw with a complement sums to at most this share of the mass it is taken from, the
+#: totals less a product may have lost digits (or left rounding where the sum is exactly 0), so
+#: those sums are taken again directly. Elsewhere that difference is within ``16 x`` the product's
+#: own rounding of the sum.
+_RESUMMED = 1 / 16
+
+#: A signed sum of tables' terms, as (table index, coefficient) pairs.
+Signed = tuple[tuple[int, int], ...]
 
 
 def _replicate_batches(
@@ -208,39 +218,82 @@ def _replicate_batches(
 ) -> list[Summary]:
     """Every draw's replicate summaries of a chunk's tables, with one product per set of counts.
 
-    A draw's sums are linear in the tables' terms: each part adds ``counts @ terms``. Each set
-    of counts is multiplied once with the terms of every table it reweights, stacked, each
-    distinct column once: the systems' bootstraps, and an interval and a test of the same
-    counts, share one product; a permutation's swaps and their complement take one each for
-    both systems of the pair. (A complement is multiplied, not taken as the totals less the
-    swaps' product: that difference leaves rounding where a sum is exactly 0, and 0 decides
-    ``zero_division``.)"""
-    readers: dict[int, list[int]] = {}  # id(counts) -> the tables it reweights
-    for draw in draws:
-        for index, counts in draw.parts:
-            if index not in readers.setdefault(id(counts), []):
-                readers[id(counts)].append(index)
+    A draw's sums are linear in the tables' terms: each part adds ``counts @ terms``, and a
+    complement's part (a permutation's kept side) the table's totals less ``counts @ terms``.
+    So a draw is its complements' totals plus, for each set of counts, one product with the
+    signed sum of the terms it reweights (a permutation's swaps: the pair's difference, whose
+    columns common to both tables are 0). Each set of counts is multiplied once, with every
+    such sum it takes (one of each up to its sign), each distinct column once. Where totals less
+    a product leave little of the totals, the sums are taken again directly (:func:`_resummed`),
+    so a side that keeps no mass sums to exactly 0, as ``zero_division`` needs."""
     terms = {index: Summary.terms(tables[index], axes.sample_metrics, axes.zero_division, weights)
-             for indices in readers.values() for index in indices}
+             for index in dict.fromkeys(index for draw in draws for index, _ in draw.parts)}
     width = next(iter(terms.values())).shape[1]
-    product_of: dict[tuple[int, int], np.ndarray] = {}
-    for drawn, indices in readers.items():
-        block = made[drawn]
-        distinct_columns, place_of = _distinct_columns(np.hstack([terms[i] for i in indices]))
+    known: dict[int, list[Signed]] = {}  # id(counts) -> the sums of terms it multiplies
+    planned = []  # each draw's complemented tables and its products, with their signs
+    for draw in draws:
+        coefficients: dict[int, dict[int, int]] = {}
+        for index, counts in draw.parts:
+            of, sign = (counts.of, -1) if isinstance(counts, Complement) else (counts, 1)
+            signed = coefficients.setdefault(id(of), {})
+            signed[index] = signed.get(index, 0) + sign
+        products = []
+        for counted, signed in coefficients.items():
+            combination = tuple(sorted((index, c) for index, c in signed.items() if c))
+            negated = tuple((index, -c) for index, c in combination)
+            taken = known.setdefault(counted, [])
+            if negated in taken:
+                products.append((counted, negated, -1))
+            elif combination:
+                taken += [] if combination in taken else [combination]
+                products.append((counted, combination, 1))
+        planned.append(([index for index, counts in draw.parts if isinstance(counts, Complement)], products))
+    product_of: dict[tuple[int, Signed], np.ndarray] = {}
+    for counted, combinations in known.items():
+        block = made[counted]
+        distinct_columns, place_of = _distinct_columns(np.hstack([
+            sum(c * terms[index] for index, c in combination) for combination in combinations
+        ]))
         product = np.zeros((len(block), distinct_columns.shape[1]))
         rows = chunk_rows(len(block))  # the float64 counts of a part, (replicates, rows), stay in cache
         for start in range(0, len(distinct_columns), rows):
             part = slice(start, start + rows)
             product += block[:, part].astype(np.float64) @ distinct_columns[part]
         product = product[:, place_of]
-        for place, index in enumerate(indices):
-            product_of[drawn, index] = product[:, place * width : (place + 1) * width]
+        for place, combination in enumerate(combinations):
+            product_of[counted, combination] = product[:, place * width : (place + 1) * width]
     classes = tables[0].ref.shape[1]
     batches = []
-    for draw in draws:
-        total = sum((product_of[id(counts), index] for index, counts in draw.parts), np.zeros((draw.n_replicates, width)))
+    for draw, (kept, products) in zip(draws, planned):
+        total = np.zeros((draw.n_replicates, width))
+        total += sum((terms[index].sum(axis=0) for index in kept), np.zeros(width))
+        for counted, combination, sign in products:
+            total += sign * product_of[counted, combination]
+        if kept:
+            _resummed(total, draw, made, terms)
         batches.append(Summary.of_terms(total, classes, axes.sample_metrics, who))
     return batches
+
+
+def _resummed(total: np.ndarray, draw: Draw, made: dict[int, np.ndarray], terms: dict[int, np.ndarray]) -> None:
+    """A draw's sums taken again directly, each part's counts times its terms, where they are at
+    most :data:`_RESUMMED` of the mass they come from (in place; over the rows that hold any)."""
+    mass = sum(np.abs(terms[index]).sum(axis=0) for index, _ in draw.parts)
+    small = (np.abs(total) <= _RESUMMED * mass) & (mass > 0)
+    for column in np.flatnonzero(small.any(axis=0)):
+        replicates = np.flatnonzero(small[:, column])
+        rows = np.flatnonzero(np.any([terms[index][:, column] != 0 for index, _ in draw.parts], axis=0))
+        total[replicates, column] = sum(
+            _counted(counts, made, np.ix_(replicates, rows)) @ terms[index][rows, column] for index, counts in draw.parts
+        )
+
+
+def _counted(counts: Counts, made: dict[int, np.ndarray], cells: Any) -> np.ndarray:
+    """These cells of the chunk's counts (made by :func:`_block_of`; a complement's, from the
+    0/1 counts it complements), as float64."""
+    if isinstance(counts, Complement):
+        return (~made[id(counts.of)][cells].astype(bool)).astype(np.float64)
+    return made[id(counts)][cells].astype(np.float64)
 
 
 def _distinct_columns(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
