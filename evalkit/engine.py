@@ -12,7 +12,11 @@ class).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -26,6 +30,11 @@ from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.table import CardinalityTable, Summary, chunk_rows
+
+#: Threads that reduce chunks to their replicates, each calling BLAS on one thread (two BLAS
+#: threads on one small product wait on each other; two products side by side do not). Their
+#: results are added in the chunks' order, so the numbers do not depend on it.
+REPLICATE_THREADS = min(2, os.cpu_count() or 1)
 
 #: Measure -> its value: a number, or (for a batch of replicates) an array with one per replicate.
 Values = dict[Measure, Any]
@@ -164,34 +173,75 @@ def _reduced(
     n_classes = _width(reference)
     combinations = axes.set_combinations()
     rows = chunk_rows(n_classes)
-    for start in chunks(len(reference), rows, progress, len(predictions) * len(combinations)):
-        part = slice(start, start + rows)
-        ref, chunk_weights = reference[part], _rows(weights, part)
-        made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
-        for draw in draws if combinations else ():
-            for _, counts in draw.parts:
-                _block_of(counts, part, made)
-        for key, (rep, tnorm, similarity) in enumerate(combinations):
-            who = rep.who + (f" with {tnorm.who}" if tnorm else "")
-            tables = []
-            for index, prediction in enumerate(predictions):
-                table = rep.obj.cardinalities(
-                    ref, prediction[part], tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj,
-                )
-                table.check((len(ref), n_classes), who)
-                tables.append(table)
-                _merge(sums[index].summaries, key, Summary.of(table, axes.sample_metrics, axes.zero_division, who,
-                                                              chunk_weights))
-            if draws:
-                batches = _replicate_batches(draws, made, tables, axes, chunk_weights, who)
-                for into, batch in zip(replicates, batches):
-                    _merge(into.batches, key, batch)
+    with _InOrder(REPLICATE_THREADS if draws and combinations else 0) as pending:
+        for start in chunks(len(reference), rows, progress, len(predictions) * len(combinations)):
+            part = slice(start, start + rows)
+            ref, chunk_weights = reference[part], _rows(weights, part)
+            made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
+            for draw in draws if combinations else ():
+                for _, counts in draw.parts:
+                    _block_of(counts, part, made)
+            for key, (rep, tnorm, similarity) in enumerate(combinations):
+                who = rep.who + (f" with {tnorm.who}" if tnorm else "")
+                tables = []
+                for index, prediction in enumerate(predictions):
+                    table = rep.obj.cardinalities(
+                        ref, prediction[part], tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj,
+                    )
+                    table.check((len(ref), n_classes), who)
+                    tables.append(table)
+                    _merge(sums[index].summaries, key, Summary.of(table, axes.sample_metrics, axes.zero_division, who,
+                                                                  chunk_weights))
+                if draws:
+                    pending.submit(functools.partial(_merge_batches, replicates, key),
+                                   _replicate_batches, draws, made, tables, axes, chunk_weights, who)
     if axes.data_metrics:
         for total, prediction in zip(sums, predictions):
             total.data = data_states(axes.data_metrics, reference, prediction, weights, progress)
         for draw, into in zip(draws, replicates):
             into.data = [_replicate_states(axes, reference, predictions, weights, draw, b) for b in range(draw.n_replicates)]
     return sums, replicates
+
+
+def _merge_batches(replicates: Sequence[Replicates], key: int, batches: Sequence[Summary]) -> None:
+    for into, batch in zip(replicates, batches):
+        _merge(into.batches, key, batch)
+
+
+class _InOrder:
+    """Work done on ``threads`` threads (in the calling one if fewer than 2), each result handed
+    to its ``then`` in this thread in the order the work was given: so sums of floats add up in
+    the same order whatever the threads. At most ``threads`` pieces are given and not handed on
+    (with the one the caller is making, ``threads + 1`` chunks' counts and tables are held); the
+    next waits for the oldest."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="evalkit-replicates") if threads > 1 else None
+        self.pending: deque[tuple[Future[Any], Callable[[Any], None]]] = deque()
+
+    def submit(self, then: Callable[[Any], None], work: Callable[..., Any], *args: Any) -> None:
+        if self.pool is None:
+            then(work(*args))
+            return
+        while len(self.pending) >= self.threads:
+            self._hand_on()
+        self.pending.append((self.pool.submit(work, *args), then))
+
+    def _hand_on(self) -> None:
+        future, then = self.pending.popleft()
+        then(future.result())
+
+    def __enter__(self) -> _InOrder:
+        return self
+
+    def __exit__(self, failed: type[BaseException] | None, *_: Any) -> None:
+        try:
+            while self.pending and failed is None:
+                self._hand_on()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(cancel_futures=True)
 
 
 def _block_of(counts: Counts, part: slice, made: dict[int, np.ndarray]) -> None:
@@ -251,9 +301,7 @@ def _replicate_batches(
     product_of: dict[tuple[int, Signed], np.ndarray] = {}
     for counted, combinations in known.items():
         block = made[counted]
-        distinct_columns, place_of = _distinct_columns(np.hstack([
-            sum(c * terms[index] for index, c in combination) for combination in combinations
-        ]))
+        distinct_columns, place_of = _distinct_columns([_signed_sum(terms, c) for c in combinations])
         product = np.zeros((len(block), distinct_columns.shape[1]))
         rows = chunk_rows(len(block))  # the float64 counts of a part, (replicates, rows), stay in cache
         for start in range(0, len(distinct_columns), rows):
@@ -273,6 +321,13 @@ def _replicate_batches(
             _resummed(total, draw, made, terms)
         batches.append(Summary.of_terms(total, classes, axes.sample_metrics, who))
     return batches
+
+
+def _signed_sum(terms: dict[int, np.ndarray], combination: Signed) -> np.ndarray:
+    """The tables' terms times their coefficients, added (one table's alone is not copied)."""
+    if len(combination) == 1 and combination[0][1] == 1:
+        return terms[combination[0][0]]
+    return sum(coefficient * terms[index] for index, coefficient in combination)  # type: ignore[return-value]
 
 
 def _resummed(total: np.ndarray, draw: Draw, made: dict[int, np.ndarray], terms: dict[int, np.ndarray]) -> None:
@@ -296,24 +351,32 @@ def _counted(counts: Counts, made: dict[int, np.ndarray], cells: Any) -> np.ndar
     return made[id(counts)][cells].astype(np.float64)
 
 
-def _distinct_columns(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct columns of ``stacked`` and where each column is among them: the systems'
-    tables repeat the reference's terms and the count, and a pair's difference has zero columns,
-    so the product multiplies each column once. Columns are told apart by a sample of their
-    values, then compared whole."""
-    sampled = np.ascontiguousarray(stacked[:: max(1, len(stacked) // 64)].T)
+def _distinct_columns(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of ``parts`` side by side, copied once, and where each column is
+    among them: the systems' tables repeat the reference's terms and the count, and a pair's
+    difference has zero columns, so the product multiplies each column once. Columns are told
+    apart by a sample of their values, then compared whole."""
+    columns = [part[:, j] for part in parts for j in range(part.shape[1])]
+    rows = len(parts[0])
+    step = max(1, rows // 64)
     seen: dict[bytes, list[int]] = {}
-    place_of = np.empty(stacked.shape[1], dtype=np.intp)
+    place_of = np.empty(len(columns), dtype=np.intp)
     kept: list[int] = []
-    for column in range(stacked.shape[1]):
-        alike = seen.setdefault(sampled[column].tobytes(), [])
-        same = next((k for k in alike if np.array_equal(stacked[:, kept[k]], stacked[:, column])), None)
+    for place, column in enumerate(columns):
+        alike = seen.setdefault(column[::step].tobytes(), [])
+        same = next((k for k in alike if np.array_equal(columns[kept[k]], column)), None)
         if same is None:
             same = len(kept)
             alike.append(same)
-            kept.append(column)
-        place_of[column] = same
-    return stacked[:, kept], place_of
+            kept.append(place)
+        place_of[place] = same
+    distinct = np.empty((rows, len(kept)))
+    first = np.cumsum([0] + [part.shape[1] for part in parts])
+    for i, part in enumerate(parts):  # each part's kept columns, in one gather
+        own = [k for k, place in enumerate(kept) if first[i] <= place < first[i + 1]]
+        if own:
+            distinct[:, own[0] : own[-1] + 1] = part[:, [kept[k] - first[i] for k in own]]
+    return distinct, place_of
 
 
 def _replicate_states(

@@ -215,3 +215,30 @@ def test_a_permutation_side_equals_its_own_counts_product_and_is_zero_exactly_wh
             assert np.array_equal(got == 0, direct == 0), column
             np.testing.assert_allclose(got, direct, rtol=1e-12, atol=0, err_msg=column)
 
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_replicates_reduced_on_threads_equal_those_on_one_bit_for_bit(monkeypatch, threads):
+    """Chunks' replicates reduced on several threads are added in the chunks' order, so every
+    interval, p-value and null of a run over several chunks equals that of one thread bit for
+    bit (the same sums in the same order)."""
+    import json
+
+    import evalkit.engine
+
+    rng = np.random.default_rng(3)
+    n = 3 * chunk_rows(4) + 17
+    reference = (rng.random((n, 4)) < 0.3).astype(float)
+    systems = {name: np.clip(reference + rng.normal(0, noise, reference.shape), 0, 1)
+               for name, noise in (("a", 0.2), ("b", 0.4))}
+    config = {"name": "t", "data": {"reference": reference, "systems": systems},
+              "averaging": ["micro", "macro", "samples"], "metrics": ["precision", "f1"],
+              "statistics": {"bootstrap": {"resamples": 60}, "test": {"method": "permutation", "resamples": 60}}}
+
+    def reported():
+        document = evalkit.run(config, write_reports=False).as_dict()
+        return json.dumps([document["rows"], document["comparisons"]])
+
+    monkeypatch.setattr(evalkit.engine, "REPLICATE_THREADS", 1)
+    one = reported()
+    monkeypatch.setattr(evalkit.engine, "REPLICATE_THREADS", threads)
+    assert reported() == one
