@@ -352,31 +352,25 @@ def _counted(counts: Counts, made: dict[int, np.ndarray], cells: Any) -> np.ndar
 
 
 def _distinct_columns(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct columns of ``parts`` side by side, copied once, and where each column is
-    among them: the systems' tables repeat the reference's terms and the count, and a pair's
-    difference has zero columns, so the product multiplies each column once. Columns are told
-    apart by a sample of their values, then compared whole."""
-    columns = [part[:, j] for part in parts for j in range(part.shape[1])]
-    rows = len(parts[0])
-    step = max(1, rows // 64)
+    """The distinct columns of ``parts`` side by side and where each column is among them: the
+    systems' tables repeat the reference's terms and the count, and a pair's difference has
+    zero columns, so the product multiplies each column once. Columns are told apart by a
+    sample of their values, then compared whole; each part is transposed once (so a column is
+    contiguous), and the distinct ones are returned as the transpose of their rows."""
+    columns = [row for part in parts for row in np.ascontiguousarray(part.T)]
+    step = max(1, len(columns[0]) // 64)
     seen: dict[bytes, list[int]] = {}
     place_of = np.empty(len(columns), dtype=np.intp)
-    kept: list[int] = []
+    kept: list[np.ndarray] = []
     for place, column in enumerate(columns):
         alike = seen.setdefault(column[::step].tobytes(), [])
-        same = next((k for k in alike if np.array_equal(columns[kept[k]], column)), None)
+        same = next((k for k in alike if np.array_equal(kept[k], column)), None)
         if same is None:
             same = len(kept)
             alike.append(same)
-            kept.append(place)
+            kept.append(column)
         place_of[place] = same
-    distinct = np.empty((rows, len(kept)))
-    first = np.cumsum([0] + [part.shape[1] for part in parts])
-    for i, part in enumerate(parts):  # each part's kept columns, in one gather
-        own = [k for k, place in enumerate(kept) if first[i] <= place < first[i + 1]]
-        if own:
-            distinct[:, own[0] : own[-1] + 1] = part[:, [kept[k] - first[i] for k in own]]
-    return distinct, place_of
+    return np.stack(kept).T, place_of
 
 
 def _replicate_states(
