@@ -299,9 +299,12 @@ def _replicate_batches(
                 products.append((counted, combination, 1))
         planned.append(([index for index, counts in draw.parts if isinstance(counts, Complement)], products))
     product_of: dict[tuple[int, Signed], np.ndarray] = {}
+    distinct: dict[tuple[Signed, ...], tuple[np.ndarray, np.ndarray]] = {}  # a bootstrap's and its jackknife's: once
     for counted, combinations in known.items():
         block = made[counted]
-        distinct_columns, place_of = _distinct_columns([_signed_sum(terms, c) for c in combinations])
+        if tuple(combinations) not in distinct:
+            distinct[tuple(combinations)] = _distinct_columns([_signed_sum(terms, c) for c in combinations])
+        distinct_columns, place_of = distinct[tuple(combinations)]
         product = np.zeros((len(block), distinct_columns.shape[1]))
         rows = chunk_rows(len(block))  # the float64 counts of a part, (replicates, rows), stay in cache
         for start in range(0, len(distinct_columns), rows):
