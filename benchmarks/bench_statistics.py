@@ -13,7 +13,8 @@ minimum micro and macro precision, recall and F1:
   ``resamples`` and a paired permutation test of as many against the first system.
 
 It prints each run's time (``evalkit.run`` alone, after the imports and a warm-up run on 100
-samples) and the process's peak RSS (VmHWM), the ratio of the two times, and over the sizes the
+samples), its CPU time (every thread's: on a shared machine, the work done) and the process's
+peak RSS (VmHWM), the ratio of the two times, and over the sizes the
 fitted exponent of time against n (1: linear) and the memory the statistics add per sample (the
 growth of the peak they add between the two largest sizes: a chunk of draws is 16,384 samples,
 so sizes below that hold less). Targets (issue 25): at 1e6 x 17 under 20x the scoring time and
@@ -46,11 +47,11 @@ def config(n, statistics):
     return run
 
 evalkit.run(config(100, sys.argv[3] == "1"), write_reports=False)  # imports, plugins, first-call costs
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 results = evalkit.run(config(int(sys.argv[2]), sys.argv[3] == "1"), write_reports=False)
-took = time.perf_counter() - start
+took, cpu = time.perf_counter() - start, time.process_time() - cpu
 peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
-print(took, peak)
+print(took, cpu, peak)
 """
 
 
@@ -64,13 +65,13 @@ def write(folder: Path, n: int, classes: int) -> None:
         np.save(folder / f"{name}{n}.npy", noisy.astype(np.float32))
 
 
-def measure(folder: Path, n: int, statistics: bool, resamples: int) -> tuple[float, int]:
+def measure(folder: Path, n: int, statistics: bool, resamples: int) -> tuple[float, float, int]:
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(RUN), str(folder), str(n), "1" if statistics else "0", str(resamples)],
         capture_output=True, text=True, check=True,
     )
-    took, peak = out.stdout.split()
-    return float(took), int(peak)
+    took, cpu, peak = out.stdout.split()
+    return float(took), float(cpu), int(peak)
 
 
 def main() -> None:
@@ -86,12 +87,12 @@ def main() -> None:
         write(folder, 100, args.classes)
         for n in args.samples:
             write(folder, n, args.classes)
-            plain, plain_peak = measure(folder, n, False, args.resamples)
-            took, peak = measure(folder, n, True, args.resamples)
+            plain, plain_cpu, plain_peak = measure(folder, n, False, args.resamples)
+            took, cpu, peak = measure(folder, n, True, args.resamples)
             rows.append((n, plain, took, plain_peak, peak))
-            print(f"{n:>10,} x {args.classes}: scoring {plain:7.2f} s, {plain_peak / mib:6,.0f} MiB; with statistics "
-                  f"{took:7.2f} s ({took / plain:5.1f}x), {peak / mib:6,.0f} MiB (+{(peak - plain_peak) / mib:,.0f})",
-                  flush=True)
+            print(f"{n:>10,} x {args.classes}: scoring {plain:7.2f} s (CPU {plain_cpu:6.2f} s), {plain_peak / mib:6,.0f} MiB; "
+                  f"with statistics {took:7.2f} s ({took / plain:5.1f}x; CPU {cpu:6.2f} s, {cpu / plain_cpu:5.1f}x), "
+                  f"{peak / mib:6,.0f} MiB (+{(peak - plain_peak) / mib:,.0f})", flush=True)
     if len(rows) > 1:
         n, plain, took, plain_peak, peak = (np.array(column, dtype=np.float64) for column in zip(*rows))
         exponent = np.polyfit(np.log(n), np.log(took), 1)[0]

@@ -84,7 +84,7 @@ def test_poisson_counts_follow_the_stated_distribution_in_each_half_of_a_hash():
     # half, odd ones its low half: each is tested against the stated P(k), counts of 7 and more
     # pooled (expected 58 and more). Measured: p = 0.41 (even), 0.72 (odd).
     weights = stats.poisson_weights(keys(40_000), 100, seed=7)
-    assert weights.dtype == np.int32 and weights.shape == (100, 40_000)
+    assert weights.dtype == np.uint8 and weights.shape == (100, 40_000)
     pmf = stated_pmf()
     expected_p = np.append(pmf[:7], pmf[7:].sum())
     for half in (weights[0::2], weights[1::2]):

@@ -6,6 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from run_depth import examples
 
 import evalkit
 import evalkit.api
@@ -149,31 +153,92 @@ def test_weights_adding_up_past_what_sums_hold_are_refused_on_all_the_data(files
         evalkit.run(config)
 
 
-def test_a_permutation_side_that_swaps_away_all_mass_sums_to_exactly_zero():
-    """A permutation's kept side is multiplied by its own 0/1 counts, not taken as the totals
-    less the swaps' product: with every sample swapped, a side that holds no mass sums to
-    exactly 0 (so a precision there is zero_division), whatever fractional masses the other
-    system had (totals less a product left rounding, 1e-15, and a precision of 0.5)."""
+class _Swaps:
+    """A permutation's swaps as the engine reads them: one block (replicates, samples) of bools."""
+
+    def __init__(self, mask):
+        self.mask, self.n_replicates = mask, len(mask)
+
+    def block(self, part):
+        return self.mask[:, part]
+
+
+def _permuted(mask, tables):
+    """Both sides of a paired permutation of two tables (the first kept where the mask is False,
+    then the first swapped in), by :func:`evalkit.engine._replicate_batches`."""
     from types import SimpleNamespace
 
     from evalkit.engine import Complement, Draw, _replicate_batches
+
+    swaps = _Swaps(mask)
+    kept = Complement(swaps)
+    axes = SimpleNamespace(sample_metrics=[], zero_division=0.0)
+    return _replicate_batches([Draw(((0, kept), (1, swaps))), Draw(((0, swaps), (1, kept)))], {id(swaps): mask},
+                              tables, axes, None, "t")
+
+
+def test_a_permutation_side_that_swaps_away_all_mass_sums_to_exactly_zero():
+    """With every sample swapped, a side that holds no mass sums to exactly 0 (so a precision
+    there is zero_division), whatever fractional masses the other system had: the totals less
+    the swaps' product alone left rounding there (1e-15, and a precision of 0.5)."""
     from evalkit.table import CardinalityTable
 
-    class Swaps:  # every sample swapped, in one replicate
-        def __init__(self, n):
-            self.mask, self.n_replicates = np.ones((1, n), bool), 1
-
-        def block(self, part):
-            return self.mask[:, part]
-
-    axes = SimpleNamespace(sample_metrics=[], zero_division=0.0)
     rng = np.random.default_rng(0)
     for n in range(3, 60):
         mass = rng.random((n, 1))
         with_mass = CardinalityTable(np.ones((n, 1)), mass, mass * 0.5)
         without = CardinalityTable(np.ones((n, 1)), np.zeros((n, 1)), np.zeros((n, 1)))
-        swaps = Swaps(n)
-        kept = Complement(swaps)
-        made = {id(swaps): swaps.mask, id(kept): ~swaps.mask}
-        (batch,) = _replicate_batches([Draw(((0, kept), (1, swaps)))], made, [with_mass, without], axes, None, "t")
+        batch, _ = _permuted(np.ones((1, n), bool), [with_mass, without])
         assert batch.pred[0, 0] == 0.0 and batch.inter[0, 0] == 0.0, n
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.data())
+def test_a_permutation_side_equals_its_own_counts_product_and_is_zero_exactly_where_it_is(data):
+    """Each side of a permutation (totals less the swaps' product, summed again directly where
+    little is left) equals its own 0/1 counts times the terms, to 1e-12 relative (what is not
+    summed again is within 16 x a sum's rounding, about 1e-15 at these sizes), and is exactly 0
+    exactly where that product is: where the side keeps no mass. Masses span 18 orders of
+    magnitude, so a side can keep a tiny part of a large total."""
+    from evalkit.table import CardinalityTable
+
+    n, replicates = data.draw(st.integers(1, 60)), data.draw(st.integers(1, 30))
+    mass = st.one_of(st.just(0.0), st.floats(1e-12, 1.0), st.floats(1.0, 1e6))
+    tables = [CardinalityTable(*(data.draw(arrays(np.float64, (n, 2), elements=mass)) for _ in range(3)))
+              for _ in range(2)]
+    mask = data.draw(arrays(np.bool_, (replicates, n)))
+    for batch, (first, second) in zip(_permuted(mask, tables), [(~mask, mask), (mask, ~mask)]):
+        assert np.array_equal(batch.n_samples, np.full(replicates, float(n)))  # whole numbers: exact
+        for column in ("ref", "pred", "inter"):
+            direct = first @ getattr(tables[0], column) + second @ getattr(tables[1], column)
+            got = getattr(batch, column)
+            assert np.array_equal(got == 0, direct == 0), column
+            np.testing.assert_allclose(got, direct, rtol=1e-12, atol=0, err_msg=column)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_replicates_reduced_on_threads_equal_those_on_one_bit_for_bit(monkeypatch, threads):
+    """Chunks' replicates reduced on several threads are added in the chunks' order, so every
+    interval, p-value and null of a run over several chunks equals that of one thread bit for
+    bit (the same sums in the same order)."""
+    import json
+
+    import evalkit.engine
+
+    rng = np.random.default_rng(3)
+    n = 3 * chunk_rows(4) + 17
+    reference = (rng.random((n, 4)) < 0.3).astype(float)
+    systems = {name: np.clip(reference + rng.normal(0, noise, reference.shape), 0, 1)
+               for name, noise in (("a", 0.2), ("b", 0.4))}
+    config = {"name": "t", "data": {"reference": reference, "systems": systems},
+              "averaging": ["micro", "macro", "samples"], "metrics": ["precision", "f1"],
+              "statistics": {"bootstrap": {"resamples": 60}, "test": {"method": "permutation", "resamples": 60}}}
+
+    def reported():
+        document = evalkit.run(config, write_reports=False).as_dict()
+        return json.dumps([document["rows"], document["comparisons"]])
+
+    monkeypatch.setattr(evalkit.engine, "REPLICATE_THREADS", 1)
+    one = reported()
+    monkeypatch.setattr(evalkit.engine, "REPLICATE_THREADS", threads)
+    assert reported() == one

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit import budget, stats
+from evalkit import budget, engine, stats
 from evalkit.data import LabelMatrix, match_classes
 from evalkit.errors import DataError, EngineError, shortened
 from evalkit.loading import unique_ids
@@ -96,7 +96,10 @@ def _held(shipped: bytes) -> bytes:
 
 
 def _on_worker(task: Callable[..., Any], shipped: bytes, *args: Any) -> Any:
-    """One task: ``task(work, *args)`` with the work opened from what was shipped."""
+    """One task: ``task(work, *args)`` with the work opened from what was shipped. A worker's
+    tasks already run side by side on the cluster's cores, so each reduces its chunks' replicates
+    on its own thread (the numbers do not depend on it)."""
+    engine.REPLICATE_THREADS = 1
     return task(_opened(shipped), *args)
 
 

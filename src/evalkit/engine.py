@@ -12,7 +12,11 @@ class).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -26,6 +30,11 @@ from evalkit.measures import Curve, CurvePerClass, Measure, PerClass, PerLevel
 from evalkit.progress import Progress
 from evalkit.protocols import optional
 from evalkit.table import CardinalityTable, Summary, chunk_rows
+
+#: Threads that reduce chunks to their replicates, each calling BLAS on one thread (two BLAS
+#: threads on one small product wait on each other; two products side by side do not). Their
+#: results are added in the chunks' order, so the numbers do not depend on it.
+REPLICATE_THREADS = min(2, os.cpu_count() or 1)
 
 #: Measure -> its value: a number, or (for a batch of replicates) an array with one per replicate.
 Values = dict[Measure, Any]
@@ -164,28 +173,28 @@ def _reduced(
     n_classes = _width(reference)
     combinations = axes.set_combinations()
     rows = chunk_rows(n_classes)
-    for start in chunks(len(reference), rows, progress, len(predictions) * len(combinations)):
-        part = slice(start, start + rows)
-        ref, chunk_weights = reference[part], _rows(weights, part)
-        made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
-        for draw in draws if combinations else ():
-            for _, counts in draw.parts:
-                _block_of(counts, part, made)
-        for key, (rep, tnorm, similarity) in enumerate(combinations):
-            who = rep.who + (f" with {tnorm.who}" if tnorm else "")
-            tables = []
-            for index, prediction in enumerate(predictions):
-                table = rep.obj.cardinalities(
-                    ref, prediction[part], tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj,
-                )
-                table.check((len(ref), n_classes), who)
-                tables.append(table)
-                _merge(sums[index].summaries, key, Summary.of(table, axes.sample_metrics, axes.zero_division, who,
-                                                              chunk_weights))
-            if draws:
-                batches = _replicate_batches(draws, made, tables, axes, chunk_weights, who)
-                for into, batch in zip(replicates, batches):
-                    _merge(into.batches, key, batch)
+    with _InOrder(REPLICATE_THREADS if draws and combinations else 0) as pending:
+        for start in chunks(len(reference), rows, progress, len(predictions) * len(combinations)):
+            part = slice(start, start + rows)
+            ref, chunk_weights = reference[part], _rows(weights, part)
+            made: dict[int, np.ndarray] = {}  # each set of counts of the chunk, made once for every combination
+            for draw in draws if combinations else ():
+                for _, counts in draw.parts:
+                    _block_of(counts, part, made)
+            for key, (rep, tnorm, similarity) in enumerate(combinations):
+                who = rep.who + (f" with {tnorm.who}" if tnorm else "")
+                tables = []
+                for index, prediction in enumerate(predictions):
+                    table = rep.obj.cardinalities(
+                        ref, prediction[part], tnorm=tnorm and tnorm.obj, similarity=similarity and similarity.obj,
+                    )
+                    table.check((len(ref), n_classes), who)
+                    tables.append(table)
+                    _merge(sums[index].summaries, key, Summary.of(table, axes.sample_metrics, axes.zero_division, who,
+                                                                  chunk_weights))
+                if draws:
+                    pending.submit(functools.partial(_merge_batches, replicates, key),
+                                   _replicate_batches, draws, made, tables, axes, chunk_weights, who)
     if axes.data_metrics:
         for total, prediction in zip(sums, predictions):
             total.data = data_states(axes.data_metrics, reference, prediction, weights, progress)
@@ -194,12 +203,63 @@ def _reduced(
     return sums, replicates
 
 
-def _block_of(counts: Counts, part: slice, made: dict[int, np.ndarray]) -> np.ndarray:
-    """The counts' block of the chunk, made once; a complement's from the block it complements."""
-    if id(counts) not in made:
-        made[id(counts)] = ~_block_of(counts.of, part, made).astype(bool) if isinstance(counts, Complement) \
-            else counts.block(part)
-    return made[id(counts)]
+def _merge_batches(replicates: Sequence[Replicates], key: int, batches: Sequence[Summary]) -> None:
+    for into, batch in zip(replicates, batches):
+        _merge(into.batches, key, batch)
+
+
+class _InOrder:
+    """Work done on ``threads`` threads (in the calling one if fewer than 2), each result handed
+    to its ``then`` in this thread in the order the work was given: so sums of floats add up in
+    the same order whatever the threads. At most ``threads`` pieces are given and not handed on
+    (with the one the caller is making, ``threads + 1`` chunks' counts and tables are held); the
+    next waits for the oldest."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="evalkit-replicates") if threads > 1 else None
+        self.pending: deque[tuple[Future[Any], Callable[[Any], None]]] = deque()
+
+    def submit(self, then: Callable[[Any], None], work: Callable[..., Any], *args: Any) -> None:
+        if self.pool is None:
+            then(work(*args))
+            return
+        while len(self.pending) >= self.threads:
+            self._hand_on()
+        self.pending.append((self.pool.submit(work, *args), then))
+
+    def _hand_on(self) -> None:
+        future, then = self.pending.popleft()
+        then(future.result())
+
+    def __enter__(self) -> _InOrder:
+        return self
+
+    def __exit__(self, failed: type[BaseException] | None, *_: Any) -> None:
+        try:
+            while self.pending and failed is None:
+                self._hand_on()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(cancel_futures=True)
+
+
+def _block_of(counts: Counts, part: slice, made: dict[int, np.ndarray]) -> None:
+    """The counts' block of the chunk, made once; a complement's is the block it complements
+    (:func:`_replicate_batches` reads it negated)."""
+    drawn = counts.of if isinstance(counts, Complement) else counts
+    if id(drawn) not in made:
+        made[id(drawn)] = drawn.block(part)
+
+
+#: Where a draw with a complement sums to at most this share of the mass it is taken from, the
+#: totals less a product may have lost digits (or left rounding where the sum is exactly 0), so
+#: those sums are taken again directly. Elsewhere that difference is within ``16 x`` the product's
+#: own rounding of the sum.
+_RESUMMED = 1 / 16
+
+#: A signed sum of tables' terms, as (table index, coefficient) pairs.
+Signed = tuple[tuple[int, int], ...]
 
 
 def _replicate_batches(
@@ -208,59 +268,112 @@ def _replicate_batches(
 ) -> list[Summary]:
     """Every draw's replicate summaries of a chunk's tables, with one product per set of counts.
 
-    A draw's sums are linear in the tables' terms: each part adds ``counts @ terms``. Each set
-    of counts is multiplied once with the terms of every table it reweights, stacked, each
-    distinct column once: the systems' bootstraps, and an interval and a test of the same
-    counts, share one product; a permutation's swaps and their complement take one each for
-    both systems of the pair. (A complement is multiplied, not taken as the totals less the
-    swaps' product: that difference leaves rounding where a sum is exactly 0, and 0 decides
-    ``zero_division``.)"""
-    readers: dict[int, list[int]] = {}  # id(counts) -> the tables it reweights
-    for draw in draws:
-        for index, counts in draw.parts:
-            if index not in readers.setdefault(id(counts), []):
-                readers[id(counts)].append(index)
+    A draw's sums are linear in the tables' terms: each part adds ``counts @ terms``, and a
+    complement's part (a permutation's kept side) the table's totals less ``counts @ terms``.
+    So a draw is its complements' totals plus, for each set of counts, one product with the
+    signed sum of the terms it reweights (a permutation's swaps: the pair's difference, whose
+    columns common to both tables are 0). Each set of counts is multiplied once, with every
+    such sum it takes (one of each up to its sign), each distinct column once. Where totals less
+    a product leave little of the totals, the sums are taken again directly (:func:`_resummed`),
+    so a side that keeps no mass sums to exactly 0, as ``zero_division`` needs."""
     terms = {index: Summary.terms(tables[index], axes.sample_metrics, axes.zero_division, weights)
-             for indices in readers.values() for index in indices}
+             for index in dict.fromkeys(index for draw in draws for index, _ in draw.parts)}
     width = next(iter(terms.values())).shape[1]
-    product_of: dict[tuple[int, int], np.ndarray] = {}
-    for drawn, indices in readers.items():
-        block = made[drawn]
-        distinct_columns, place_of = _distinct_columns(np.hstack([terms[i] for i in indices]))
+    known: dict[int, list[Signed]] = {}  # id(counts) -> the sums of terms it multiplies
+    planned = []  # each draw's complemented tables and its products, with their signs
+    for draw in draws:
+        coefficients: dict[int, dict[int, int]] = {}
+        for index, counts in draw.parts:
+            of, sign = (counts.of, -1) if isinstance(counts, Complement) else (counts, 1)
+            signed = coefficients.setdefault(id(of), {})
+            signed[index] = signed.get(index, 0) + sign
+        products = []
+        for counted, signed in coefficients.items():
+            combination = tuple(sorted((index, c) for index, c in signed.items() if c))
+            negated = tuple((index, -c) for index, c in combination)
+            taken = known.setdefault(counted, [])
+            if negated in taken:
+                products.append((counted, negated, -1))
+            elif combination:
+                taken += [] if combination in taken else [combination]
+                products.append((counted, combination, 1))
+        planned.append(([index for index, counts in draw.parts if isinstance(counts, Complement)], products))
+    product_of: dict[tuple[int, Signed], np.ndarray] = {}
+    distinct: dict[tuple[Signed, ...], tuple[np.ndarray, np.ndarray]] = {}  # a bootstrap's and its jackknife's: once
+    for counted, combinations in known.items():
+        block = made[counted]
+        if tuple(combinations) not in distinct:
+            distinct[tuple(combinations)] = _distinct_columns([_signed_sum(terms, c) for c in combinations])
+        distinct_columns, place_of = distinct[tuple(combinations)]
         product = np.zeros((len(block), distinct_columns.shape[1]))
         rows = chunk_rows(len(block))  # the float64 counts of a part, (replicates, rows), stay in cache
         for start in range(0, len(distinct_columns), rows):
             part = slice(start, start + rows)
             product += block[:, part].astype(np.float64) @ distinct_columns[part]
         product = product[:, place_of]
-        for place, index in enumerate(indices):
-            product_of[drawn, index] = product[:, place * width : (place + 1) * width]
+        for place, combination in enumerate(combinations):
+            product_of[counted, combination] = product[:, place * width : (place + 1) * width]
     classes = tables[0].ref.shape[1]
     batches = []
-    for draw in draws:
-        total = sum((product_of[id(counts), index] for index, counts in draw.parts), np.zeros((draw.n_replicates, width)))
+    for draw, (kept, products) in zip(draws, planned):
+        total = np.zeros((draw.n_replicates, width))
+        total += sum((terms[index].sum(axis=0) for index in kept), np.zeros(width))
+        for counted, combination, sign in products:
+            total += sign * product_of[counted, combination]
+        if kept:
+            _resummed(total, draw, made, terms)
         batches.append(Summary.of_terms(total, classes, axes.sample_metrics, who))
     return batches
 
 
-def _distinct_columns(stacked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct columns of ``stacked`` and where each column is among them: the systems'
-    tables repeat the reference's terms and the count, and a pair's difference has zero columns,
-    so the product multiplies each column once. Columns are told apart by a sample of their
-    values, then compared whole."""
-    sampled = np.ascontiguousarray(stacked[:: max(1, len(stacked) // 64)].T)
+def _signed_sum(terms: dict[int, np.ndarray], combination: Signed) -> np.ndarray:
+    """The tables' terms times their coefficients, added (one table's alone is not copied)."""
+    if len(combination) == 1 and combination[0][1] == 1:
+        return terms[combination[0][0]]
+    return sum(coefficient * terms[index] for index, coefficient in combination)  # type: ignore[return-value]
+
+
+def _resummed(total: np.ndarray, draw: Draw, made: dict[int, np.ndarray], terms: dict[int, np.ndarray]) -> None:
+    """A draw's sums taken again directly, each part's counts times its terms, where they are at
+    most :data:`_RESUMMED` of the mass they come from (in place; over the rows that hold any)."""
+    mass = sum(np.abs(terms[index]).sum(axis=0) for index, _ in draw.parts)
+    small = (np.abs(total) <= _RESUMMED * mass) & (mass > 0)
+    for column in np.flatnonzero(small.any(axis=0)):
+        replicates = np.flatnonzero(small[:, column])
+        rows = np.flatnonzero(np.any([terms[index][:, column] != 0 for index, _ in draw.parts], axis=0))
+        total[replicates, column] = sum(
+            _counted(counts, made, np.ix_(replicates, rows)) @ terms[index][rows, column] for index, counts in draw.parts
+        )
+
+
+def _counted(counts: Counts, made: dict[int, np.ndarray], cells: Any) -> np.ndarray:
+    """These cells of the chunk's counts (made by :func:`_block_of`; a complement's, from the
+    0/1 counts it complements), as float64."""
+    if isinstance(counts, Complement):
+        return (~made[id(counts.of)][cells].astype(bool)).astype(np.float64)
+    return made[id(counts)][cells].astype(np.float64)
+
+
+def _distinct_columns(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of ``parts`` side by side and where each column is among them: the
+    systems' tables repeat the reference's terms and the count, and a pair's difference has
+    zero columns, so the product multiplies each column once. Columns are told apart by a
+    sample of their values, then compared whole; each part is transposed once (so a column is
+    contiguous), and the distinct ones are returned as the transpose of their rows."""
+    columns = [row for part in parts for row in np.ascontiguousarray(part.T)]
+    step = max(1, len(columns[0]) // 64)
     seen: dict[bytes, list[int]] = {}
-    place_of = np.empty(stacked.shape[1], dtype=np.intp)
-    kept: list[int] = []
-    for column in range(stacked.shape[1]):
-        alike = seen.setdefault(sampled[column].tobytes(), [])
-        same = next((k for k in alike if np.array_equal(stacked[:, kept[k]], stacked[:, column])), None)
+    place_of = np.empty(len(columns), dtype=np.intp)
+    kept: list[np.ndarray] = []
+    for place, column in enumerate(columns):
+        alike = seen.setdefault(column[::step].tobytes(), [])
+        same = next((k for k in alike if np.array_equal(kept[k], column)), None)
         if same is None:
             same = len(kept)
             alike.append(same)
             kept.append(column)
-        place_of[column] = same
-    return stacked[:, kept], place_of
+        place_of[place] = same
+    return np.stack(kept).T, place_of
 
 
 def _replicate_states(

@@ -207,7 +207,8 @@ def sample_keys(ids: object, n: int) -> np.ndarray:
 
 
 def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> np.ndarray:
-    """Poisson bootstrap resamples as counts: an int32 array (resamples, n) of Poisson(1) draws.
+    """Poisson bootstrap resamples as counts: a uint8 array (resamples, n) of Poisson(1) draws
+    (no count exceeds 12, see below: a byte each keeps a chunk's counts small).
 
     The count of sample i in replicate b is a function of (``seed``, ``keys[i]``, b) alone — a
     counter-based generator — so the replicates of any part of the data are the columns of the
@@ -226,7 +227,7 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0)
     compared with the T_k only in the 8 of its 65,536 buckets that hold a T_k.
     """
     resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
-    weights = np.empty((resamples, np.size(keys)), dtype=np.int32)
+    weights = np.empty((resamples, np.size(keys)), dtype=np.uint8)
     pairs = range(first // 2, (first + resamples + 1) // 2)
     for rows, cols, bits in _keyed_hashes(keys, seed, pairs, _HASH_BLOCK):
         for half in (0, 1):  # replicate 2p + half
