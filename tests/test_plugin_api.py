@@ -24,7 +24,7 @@ from evalkit.discovery import default_registry
 from evalkit.errors import PluginContractError
 from evalkit.protocols import KINDS, OPTIONAL, NoParams, optional
 from evalkit.registry import Registry
-from evalkit.scaffold import BODIES, evalkit_range, write
+from evalkit.scaffold import BODIES, evalkit_range, registered, write
 
 ROOT = Path(__file__).resolve().parent.parent
 GPS = ROOT / "docs" / "examples" / "evalkit-gps"
@@ -299,7 +299,7 @@ def test_no_builtin_example_or_skeleton_is_a_near_miss(tmp_path, monkeypatch):
         monkeypatch.syspath_prepend(str(folder))
         module = importlib.import_module(f"evalkit_my_{kind}")
         cls = getattr(module, "".join(part.title() for part in f"my_{kind}".split("_")))
-        Registry().register_for(kind, f"evalkit-my-{kind}:my_{kind}", f"evalkit-my-{kind}")(cls)
+        Registry().register_for(registered(kind), f"evalkit-my-{kind}:my_{kind}", f"evalkit-my-{kind}")(cls)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -440,8 +440,9 @@ def new_plugin(name: str, kind: str, output: Path) -> None:
     """
     from evalkit.discovery import default_registry
 
-    if (kind, name) in {(e.kind, e.name) for e in default_registry()}:
-        raise ConfigError(f"a {kind} called {name!r} is registered already (see `evalkit plugins`); choose another name")
+    if (scaffold.registered(kind), name) in {(e.kind, e.name) for e in default_registry()}:
+        raise ConfigError(f"a {kind.replace('_', ' ')} called {name!r} is registered already (see `evalkit plugins`); "
+                          "choose another name")
     folder = scaffold.write(name, kind, output)
     click.echo(
         f"wrote {folder}\n"

@@ -215,7 +215,99 @@ class $cls(BaseComponent):
         '''check_averaging($cls($cls.Params()))''',
         "averaging: $name",
     ),
+    "data_metric": (
+        "A data metric: the mean absolute difference of the memberships (lower is better).",
+        ("import numpy as np\nfrom pydantic import BaseModel, ConfigDict\n", ()),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # no parameters; unknown ones are an error
+
+
+class $cls(BaseComponent):
+    """$name: the mean over samples of each sample's mean |μ_G - μ_P| over its classes."""
+
+    name = "$name"
+    lower_is_better = True  # rankings and summaries orient it
+    weighted = True  # update() also takes sample weights
+    Params = Params
+
+    def update(self, reference, prediction, weights=None):
+        """A chunk's state: sums that add up across chunks (evalkit merges states by +)."""
+        error = np.abs(reference - prediction).mean(axis=1)
+        counted = np.ones(len(error)) if weights is None else weights
+        return np.array([counted @ error, counted.sum()])
+
+    def compute(self, state):
+        return float(state[0] / state[1]) if state[1] > 0 else float("nan")
+''',
+        '''check_data_metric($cls($cls.Params()))''',
+        "metrics: [$name]",
+    ),
+    "loader": (
+        "A loader: memberships as space-separated values, a header of class names first.",
+        ("import numpy as np\nfrom pydantic import BaseModel, ConfigDict\n", ("DataError", "LabelMatrix", "text_lines")),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # no parameters; unknown ones are an error
+
+
+class $cls(BaseComponent):
+    """$name: a .ssv file, `speech music` then `clip1 0.9 0.1` per line."""
+
+    name = "$name"
+    kind = "matrix"  # (samples x classes) memberships
+    suffixes = (".ssv",)
+    Params = Params
+
+    def load(self, path, role):
+        """The file's memberships; a problem is a DataError naming the file and line."""
+        rows = [(number, line.split()) for number, line in text_lines(path) if line.strip()]
+        if not rows:
+            raise DataError(f"{path}: empty; the first line names the classes")
+        (_, header), body = rows[0], rows[1:]
+        values = np.empty((len(body), len(header)))
+        for at, (number, fields) in enumerate(body):
+            if len(fields) != len(header) + 1:
+                raise DataError(f"{path}:{number}: expected a sample id and {len(header)} memberships, "
+                                f"got {len(fields)} fields")
+            try:
+                values[at] = [float(x) for x in fields[1:]]
+            except ValueError:
+                raise DataError(f"{path}:{number}: a membership that is not a number") from None
+        return LabelMatrix(values, tuple(header), tuple(fields[0] for _, fields in body), str(path))
+''',
+        '''path = tmp_path / "memberships.ssv"
+    path.write_text("speech music\\nclip1 0.9 0.1\\nclip2 0.2 0.8\\n", encoding="utf-8")
+    check_loader($cls($cls.Params()), [path])''',
+        "{path: FILE.ssv, loader: $name}",
+    ),
+    "report": (
+        "A report writer: one tab-separated line per result, for tools that read plain text.",
+        ("from pydantic import BaseModel, ConfigDict\n", ("visible",)),
+        '''
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # no parameters; unknown ones are an error
+
+
+class $cls(BaseComponent):
+    """$name: `system<TAB>measure<TAB>value` per result row (the measure's parts joined by ·)."""
+
+    name = "$name"
+    suffix = ".tsv.txt"
+    Params = Params
+
+    def render(self, results):
+        """The report's text; evalkit writes it atomically. Names are shown with control
+        characters escaped (visible), so no name can move the terminal or break a line."""
+        return "".join(f"{visible(row.system)}\\t{visible(row.measure.label())}\\t{row.value!r}\\n" for row in results.rows)
+''',
+        '''check_report_writer($cls($cls.Params()))''',
+        "report: {formats: [$name], out: results/run}",
+    ),
 }
+
+#: The kind a plugin of each scaffold registers its component as.
+REGISTERED = {"data_metric": "metric", "report": "report_writer"}
 
 #: kind -> registration hook
 HOOKS = {
@@ -224,11 +316,15 @@ HOOKS = {
     "metric": "evalkit_register_metrics",
     "representation": "evalkit_register_set_representations",
     "averaging": "evalkit_register_averagings",
+    "data_metric": "evalkit_register_metrics",
+    "loader": "evalkit_register_loaders",
+    "report": "evalkit_register_report_writers",
 }
 
 CHECKS = {
     "similarity": "check_similarity", "tnorm": "check_tnorm", "metric": "check_metric",
-    "representation": "check_representation", "averaging": "check_averaging",
+    "representation": "check_representation", "averaging": "check_averaging", "data_metric": "check_data_metric",
+    "loader": "check_loader", "report": "check_report_writer",
 }
 
 TEST = Template('''\
@@ -238,13 +334,13 @@ ${numpy}from evalkit.testing import $check, plugin_registry
 from $package import $cls
 
 
-def test_${name}_keeps_the_${kind}_contract():
+def test_${name}_keeps_the_${kind}_contract($fixtures):
     $call
 
 
 def test_${name}_is_found_through_its_entry_point():
     """Needs the package installed (pip install -e .), as evalkit finds plugins that way."""
-    assert plugin_registry().entry("$kind", "$name").distribution == "$dist"
+    assert plugin_registry().entry("$registered", "$name").distribution == "$dist"
 ''')
 
 
@@ -266,6 +362,11 @@ def evalkit_range(version: str = __version__) -> str:
     major, minor = (int(part) for part in re.findall(r"\d+", version)[:2])
     end = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}"
     return f">={major}.{minor},<{end}"
+
+
+def registered(kind: str) -> str:
+    """The kind of component a scaffold of ``kind`` registers (a data metric is a metric)."""
+    return REGISTERED.get(kind, kind)
 
 
 def usage(name: str, kind: str) -> str:
@@ -315,7 +416,8 @@ def write(name: str, kind: str, output: Path) -> Path:
     cls = "".join(part.title() for part in name.split("_"))
     values = {"name": name, "kind": kind, "dist": dist, "package": package, "cls": cls,
               "hook": HOOKS[kind], "check": CHECKS[kind], "contract": CONTRACT_VERSION,
-              "evalkit_range": evalkit_range()}
+              "evalkit_range": evalkit_range(), "registered": registered(kind),
+              "fixtures": "tmp_path" if "tmp_path" in call else ""}
     values["usage"] = usage(name, kind)
     names = ", ".join(sorted({"BaseComponent", "Register", "hookimpl", *imports[1]}, key=_import_order))
     source = HEADER.substitute(values, summary=summary, imports=imports[0], evalkit_imports=names)
