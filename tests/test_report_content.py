@@ -27,7 +27,7 @@ from evalkit.discovery import default_registry
 from evalkit.measures import Measure
 from evalkit.results import Agreement, Results, Row
 from evalkit_reports import findings, plots
-from evalkit_reports.html import render_html
+from evalkit_reports.html import MAX_OPEN_ROWS, render_html
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "configs" / "data" / "quickstart"
@@ -251,11 +251,27 @@ def test_sections_and_long_tables_fold_under_their_headings_and_the_contents_lin
     assert [sid for sid, _ in sections] == ["summary", "axes", "tables", "comparisons", "agreement", "figures",
                                             "provenance"]
     folded = {sid for sid, unfolded in sections if not unfolded}
-    assert folded == {"comparisons", "provenance"}  # 288 tests; provenance is for the record
+    assert folded == {"provenance"}  # the 288 paired tests were asked for: open; provenance is for the record
+    assert "<details open>\n<summary><h2>Paired comparisons (288)</h2>" in page
     nav = re.search(r"<nav .*?</nav>", page).group(0)
     assert re.findall(r'href="#([a-z]+)"', nav) == [sid for sid, _ in sections]
     assert "<summary><h3>Set metrics — representation: fuzzy</h3> <span class=\"count\">(108 rows)</span>" in page
     assert "<script" not in page and "http" not in re.sub(r'content="[^"]*"', "", page).split("<main>")[0]
+
+
+def test_a_long_per_class_table_folds_and_the_averaged_one_beside_it_stays_open():
+    results = evalkit.run({
+        "name": "per class",
+        "data": {"reference": str(DATA / "reference.csv"), "systems": {s: str(DATA / f"{s}.csv") for s in SYSTEMS}},
+        "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product", "lukasiewicz"],
+        "averaging": ["micro", "none"], "metrics": ["precision", "recall", "f1", "jaccard"],
+    }, write_reports=False)
+    page = render_html(results)
+    per_class = [r for r in results.rows if r.class_ is not None]
+    n_rows = len({(r.system, r.representation, r.tnorm, r.metric) for r in per_class})
+    assert n_rows > MAX_OPEN_ROWS  # 3 systems × (3 T-norms + crisp) × 4 metrics
+    assert f'<details><summary><h3>Per class — averaging: none</h3> <span class="count">({n_rows} rows)</span>' in page
+    assert re.search(r'<details open><summary><h3>Set metrics[^<]*</h3> <span class="count">', page)
 
 
 def test_the_glossary_explains_the_unfamiliar_names_in_both_reports():

@@ -51,8 +51,13 @@ AXES = (
 
 #: Agreement tables longer than this show the least agreeing pairs, and every pair folded away.
 MAX_AGREEMENT_ROWS = 60
-#: A section or table with more rows than this starts folded (its heading says how many).
+#: What folds: a section or table the config asked for (the summary, the result tables, the
+#: paired tests, the agreement, the figures, the glossary) starts open however long it is; only
+#: supporting detail starts folded: a per-class table longer than this (its heading says how
+#: many rows), more notes than :data:`MAX_OPEN_NOTES`, the provenance.
 MAX_OPEN_ROWS = 40
+#: More notes than this start folded under their heading, which says how many.
+MAX_OPEN_NOTES = 10
 
 
 class _DrawsFigures(BaseComponent):
@@ -146,11 +151,12 @@ def render_html(results: Results) -> str:
     figures_html, figure_notes = _figures(results)
     notes = [*results.notes, *figure_notes]
     if notes:
-        sections.append(("notes", "Notes", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>", True))
+        heading = "Notes" if len(notes) <= MAX_OPEN_NOTES else f"Notes ({len(notes):,})"
+        sections.append(("notes", heading, "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>",
+                         len(notes) <= MAX_OPEN_NOTES))
     sections.append(("tables", "Results", _tables(results), True))
     if results.comparisons:
-        sections.append(("comparisons", f"Paired comparisons ({len(results.comparisons):,})", _comparisons(results),
-                         len(results.comparisons) <= MAX_OPEN_ROWS))
+        sections.append(("comparisons", f"Paired comparisons ({len(results.comparisons):,})", _comparisons(results), True))
     if results.agreement:
         note = agreement_note(results)
         body = f'<p class="hint">{_e(note)}</p>' if note else _agreement(results)
@@ -263,7 +269,7 @@ def _tables(results: Results) -> str:
         return "<p>No rows.</p>"
     parts = [_statistics_line(results)]
     for table in map(marked, found):
-        folded = "" if len(table.rows) > MAX_OPEN_ROWS else " open"
+        folded = "" if table.title.startswith("Per class") and len(table.rows) > MAX_OPEN_ROWS else " open"
         parts.append(f"<details{folded}><summary><h3>{_e(table.title)}</h3> "
                      f'<span class="count">({len(table.rows):,} rows)</span></summary>')
         parts.append(_table(table.header, table.rows, table.n_index, group_by_first=True))
