@@ -285,6 +285,18 @@ def test_the_glossary_explains_the_unfamiliar_names_in_both_reports():
     assert "<code>f1</code>" not in glossary  # a name every reader knows
 
 
+def test_the_html_glossary_explains_every_t_norm_and_averaging_the_report_names():
+    results = config_run("tnorms")  # twelve T-norms, several with parameters (hamacher(p=0.5) names hamacher)
+    glossary = section(render_html(results), "glossary")
+    entries = {(e.kind, e.name): e.summary for e in default_registry()}
+    named = {(kind, re.sub(r"\(.*", "", getattr(r, kind))) for r in results.rows for kind in ("tnorm", "averaging")
+             if getattr(r, kind) is not None}
+    assert {kind for kind, _ in named} == {"tnorm", "averaging"} and len(named) > 12
+    for key in named:
+        assert f"<dt><code>{key[1]}</code></dt><dd>{html.escape(entries[key])}</dd>" in glossary
+    assert "<code>minimum</code>" in glossary and "<code>micro</code>" in glossary  # well known, but compared here
+
+
 # --- values outside [0, 1] --------------------------------------------------------------------
 
 def test_soft_precision_above_one_is_marked_and_explained():

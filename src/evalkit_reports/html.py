@@ -29,6 +29,7 @@ from evalkit.plugin import (
     Results,
     __version__,
     comparison_table,
+    glossary,
     how_tested,
     p_value_text,
     tables,
@@ -281,8 +282,12 @@ def _tables(results: Results) -> str:
 
 
 def _glossary(results: Results) -> str:
-    """What the metric and averaging names in the tables mean, from their components."""
-    lines = glossary_of(results)
+    """What the names in the tables mean, from their components: every T-norm and averaging
+    (the well-known ones too: the values of a comparison depend on what each is), then the
+    unfamiliar metrics."""
+    named = [getattr(r, kind) for kind in ("tnorm", "averaging") for r in results.rows if getattr(r, kind) is not None]
+    lines = glossary(named, kinds=("tnorm", "averaging"), well_known=frozenset())
+    lines.update({k: v for k, v in glossary_of(results).items() if k not in lines})
     if not lines:
         return ""
     return "<dl>" + "".join(f"<dt><code>{_e(k)}</code></dt><dd>{_e(v)}</dd>" for k, v in lines.items()) + "</dl>"
