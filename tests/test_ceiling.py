@@ -14,6 +14,7 @@ import pytest
 import evalkit
 from evalkit import table
 from evalkit.results import Results
+from evalkit_reports.html import render_html
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "configs" / "data" / "quickstart"
@@ -89,3 +90,13 @@ def test_a_streamed_run_has_the_same_ceilings_and_the_json_report_keeps_them(tmp
     assert [(r.measure, r.value) for r in back.ceilings if not math.isnan(r.value)] == \
         [(r.measure, r.value) for r in whole.ceilings if not math.isnan(r.value)]  # read back from the file: exact
 
+
+def test_the_html_report_states_each_t_norms_ceiling_beside_the_results():
+    results = compared()
+    page = render_html(results)
+    assert "Ceiling per T-norm: Set metrics — system: reference, representation: fuzzy" in page
+    row = next(r for r in results.ceilings if (r.tnorm, r.averaging, r.metric) == ("product", "micro", "precision"))
+    assert f'<td>product</td><td>precision</td><td class="num">{row.value:.4f}</td>' in page
+    crisp_only = evalkit.run({"data": {"reference": str(DATA / "reference.csv"), "systems": {"tiny": str(DATA / "tiny.csv")}},
+                              "representation": "crisp", "metrics": ["f1"]})
+    assert crisp_only.ceilings == [] and "Ceiling" not in render_html(crisp_only)  # no T-norm, no ceiling to state

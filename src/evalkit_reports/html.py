@@ -20,6 +20,7 @@ import json
 import math
 import struct
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
@@ -268,17 +269,25 @@ def _tables(results: Results) -> str:
     found = tables(results)
     if not found:
         return "<p>No rows.</p>"
-    parts = [_statistics_line(results)]
-    for table in map(marked, found):
-        folded = "" if table.title.startswith("Per class") and len(table.rows) > MAX_OPEN_ROWS else " open"
-        parts.append(f"<details{folded}><summary><h3>{_e(table.title)}</h3> "
-                     f'<span class="count">({len(table.rows):,} rows)</span></summary>')
-        parts.append(_table(table.header, table.rows, table.n_index, group_by_first=True))
-        parts.append("</details>")
+    parts = [_statistics_line(results), *map(_folding_table, map(marked, found))]
     note = unit_note(results.rows)
     if note:
         parts.append(f'<p class="hint out-note">{_e(note)}</p>')
+    if results.ceilings:
+        parts.append('<p class="hint">The ceiling of each T-norm: the reference scored against itself, the most a perfect '
+                     "system can reach on it. Only the minimum gives 1 (T(μ, μ) = μ); the product gives Σ μ² / Σ μ, "
+                     "Łukasiewicz less still, so read a value against its T-norm's ceiling.</p>")
+        parts += [_folding_table(replace(table, title=f"Ceiling per T-norm: {table.title}"))
+                  for table in tables(Results(results.ceilings))]
     return "\n".join(p for p in parts if p)
+
+
+def _folding_table(table: Any) -> str:
+    """A table under its heading: open, unless it is a per-class table over :data:`MAX_OPEN_ROWS` rows."""
+    folded = "Per class" in table.title and len(table.rows) > MAX_OPEN_ROWS
+    return (f"<details{'' if folded else ' open'}><summary><h3>{_e(table.title)}</h3> "
+            f'<span class="count">({len(table.rows):,} rows)</span></summary>'
+            + _table(table.header, table.rows, table.n_index, group_by_first=True) + "</details>")
 
 
 def _glossary(results: Results) -> str:
