@@ -14,6 +14,7 @@ import pytest
 import evalkit
 from evalkit import table
 from evalkit.results import Results
+from evalkit_reports import plots
 from evalkit_reports.html import render_html
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,3 +101,32 @@ def test_the_html_report_states_each_t_norms_ceiling_beside_the_results():
     crisp_only = evalkit.run({"data": {"reference": str(DATA / "reference.csv"), "systems": {"tiny": str(DATA / "tiny.csv")}},
                               "representation": "crisp", "metrics": ["f1"]})
     assert crisp_only.ceilings == [] and "Ceiling" not in render_html(crisp_only)  # no T-norm, no ceiling to state
+
+
+def test_the_figures_comparing_t_norms_mark_each_ones_ceiling():
+    results = compared()  # 5 T-norms and crisp: a dot plot, a row per combination
+    with plots.style():
+        dots = dict(plots.figures(results))["dots"]
+    fuzzy = [r for r in results.ceilings if r.class_ is None]
+    first = dots.axes[0]
+    assert [t.get_text() for t in first.get_yticklabels()][:len(TNORMS)] == [f"fuzzy · {t}" for t in TNORMS]
+    marks = [line for line in first.get_lines() if line.get_label() == "ceiling"]
+    metric, averaging = first.get_ylabel(), first.get_title()
+    assert list(marks[0].get_xdata()) == [r.value for r in fuzzy if (r.metric, r.averaging) == (metric, averaging)]
+    assert list(marks[0].get_ydata()) == list(range(len(TNORMS)))  # fuzzy's rows; crisp's has none
+    plot = next(p for p in plots.gallery(results).plots if p.name == "dots")
+    assert "ceiling" in plot.caption
+
+
+def test_the_bar_chart_draws_each_t_norms_ceiling_over_its_bars():
+    results = evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)
+    with plots.style():
+        bars = dict(plots.figures(results))["bars"]
+    expected = {(r.tnorm, r.averaging, r.metric): r.value for r in results.ceilings}
+    drawn = []
+    for ax in bars.axes:
+        for lines in ax.collections:
+            if lines.get_label() == "ceiling":
+                drawn += [segment[0][1] for segment in lines.get_segments()]
+    # 3 T-norms × 2 averagings × 3 metrics, each drawn at its value (handed to matplotlib as it is: exact)
+    assert sorted(drawn) == sorted(expected.values()) and len(drawn) == 18
