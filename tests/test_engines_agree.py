@@ -2,7 +2,7 @@
 (plain matrices, item lists, event lists, a sweep, sample weights, several runs of a system,
 rank agreement, paired tests) is run three ways: in memory on the files as they are,
 streamed from files sorted by sample id, and on a real LocalCluster from files whose rows are
-shuffled, read in several blocks. The three give the same result rows (value and interval),
+shuffled, read in several blocks. The three give the same result rows (value and interval), ceilings,
 paired comparisons and rank agreement. Statistics draw by sample id in all three (the Poisson
 bootstrap, keyed paired tests), so they do not depend on how the data is split or ordered.
 
@@ -26,7 +26,7 @@ from evalkit.results import Results
 #: The floats of a result row, a paired comparison and a rank agreement; every other field
 #: (names, counts, the sweep value) says what the number is, and is compared exactly.
 FLOATS = ("value", "ci_low", "ci_high", "difference", "p_value", "tau")
-PARTS = ("rows", "comparisons", "agreement")
+PARTS = ("rows", "comparisons", "agreement", "ceilings")  # ceilings: each T-norm's, the reference against itself
 
 
 @pytest.fixture(scope="module")

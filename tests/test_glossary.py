@@ -30,6 +30,16 @@ def test_names_are_explained_by_their_components_and_the_well_known_are_not():
     assert not WELL_KNOWN & set(glossary(WELL_KNOWN, registry))
 
 
+def test_a_report_comparing_t_norms_and_averagings_explains_each_one_it_names():
+    registry = default_registry()
+    labels = ["minimum", "hamacher(p=0.5)", "micro", "macro(undefined=skip)", "kld"]
+    lines = glossary(labels, registry, kinds=("tnorm", "averaging"), well_known=frozenset())
+    assert lines == {"minimum": registry.entry("tnorm", "minimum").summary,
+                     "hamacher": registry.entry("tnorm", "hamacher").summary,
+                     "micro": registry.entry("averaging", "micro").summary,
+                     "macro": registry.entry("averaging", "macro").summary}  # in order; kld is a metric: not asked
+
+
 def test_a_data_metrics_results_are_explained_by_its_glossary_or_its_summary():
     registry = default_registry()
     lines = glossary(["omap_lambda0", "omap_per_level", "map_binned_upper", "auroc_per_class", "psds"], registry)

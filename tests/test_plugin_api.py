@@ -133,9 +133,8 @@ def test_the_plugin_api_exports_what_it_lists():
 
 #: Names a plugin needs though no built-in, example or skeleton imports them: the protocols a
 #: third party implements (the built-ins satisfy them structurally, without naming them) and
-#: the contract version a plugin may check, and ``glossary``, a name's one-line explanation, which a
-#: report writer needs (the built-in ones take theirs through ``glossary_of``).
-NEEDED_UNUSED = {"Averaging", "DataMetric", "Loader", "ReportWriter", "SetRepresentation", "CONTRACT_VERSION", "glossary"}
+#: the contract version a plugin may check.
+NEEDED_UNUSED = {"Averaging", "DataMetric", "Loader", "ReportWriter", "SetRepresentation", "CONTRACT_VERSION"}
 
 
 def imported_from_the_plugin_api(path: Path) -> set[str]:

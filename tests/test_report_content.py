@@ -28,7 +28,7 @@ from evalkit.discovery import default_registry
 from evalkit.measures import Measure
 from evalkit.results import Agreement, Results, Row
 from evalkit_reports import plots
-from evalkit_reports.html import render_html
+from evalkit_reports.html import MAX_OPEN_ROWS, render_html
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "configs" / "data" / "quickstart"
@@ -272,13 +272,29 @@ def test_sections_and_long_tables_fold_under_their_headings_and_the_contents_lin
     page = render_html(config_run("tnorms"))
     sections = re.findall(r'<section id="([a-z]+)">\n<details( open)?>\n<summary><h2>', page)
     assert [sid for sid, _ in sections] == ["summary", "axes", "tables", "comparisons", "agreement", "figures",
-                                            "provenance"]
+                                            "glossary", "provenance"]  # the glossary: its twelve T-norms
     folded = {sid for sid, unfolded in sections if not unfolded}
-    assert folded == {"comparisons", "provenance"}  # 288 tests; provenance is for the record
+    assert folded == {"provenance"}  # the 288 paired tests were asked for: open; provenance is for the record
+    assert "<details open>\n<summary><h2>Paired comparisons (288)</h2>" in page
     nav = re.search(r"<nav .*?</nav>", page).group(0)
     assert re.findall(r'href="#([a-z]+)"', nav) == [sid for sid, _ in sections]
     assert "<summary><h3>Set metrics — representation: fuzzy</h3> <span class=\"count\">(108 rows)</span>" in page
     assert "<script" not in page and "http" not in re.sub(r'content="[^"]*"', "", page).split("<main>")[0]
+
+
+def test_a_long_per_class_table_folds_and_the_averaged_one_beside_it_stays_open():
+    results = evalkit.run({
+        "name": "per class",
+        "data": {"reference": str(DATA / "reference.csv"), "systems": {s: str(DATA / f"{s}.csv") for s in SYSTEMS}},
+        "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product", "lukasiewicz"],
+        "averaging": ["micro", "none"], "metrics": ["precision", "recall", "f1", "jaccard"],
+    }, write_reports=False)
+    page = render_html(results)
+    per_class = [r for r in results.rows if r.class_ is not None]
+    n_rows = len({(r.system, r.representation, r.tnorm, r.metric) for r in per_class})
+    assert n_rows > MAX_OPEN_ROWS  # 3 systems × (3 T-norms + crisp) × 4 metrics
+    assert f'<details><summary><h3>Per class — averaging: none</h3> <span class="count">({n_rows} rows)</span>' in page
+    assert re.search(r'<details open><summary><h3>Set metrics[^<]*</h3> <span class="count">', page)
 
 
 def test_the_glossary_explains_the_unfamiliar_names_in_both_reports():
@@ -290,6 +306,18 @@ def test_the_glossary_explains_the_unfamiliar_names_in_both_reports():
     assert f"<dt><code>omap_lambda0</code></dt><dd>{html.escape(line)}</dd>" in glossary
     assert f"- `omap_lambda0`: {line}" in text
     assert "<code>f1</code>" not in glossary  # a name every reader knows
+
+
+def test_the_html_glossary_explains_every_t_norm_and_averaging_the_report_names():
+    results = config_run("tnorms")  # twelve T-norms, several with parameters (hamacher(p=0.5) names hamacher)
+    glossary = section(render_html(results), "glossary")
+    entries = {(e.kind, e.name): e.summary for e in default_registry()}
+    named = {(kind, re.sub(r"\(.*", "", getattr(r, kind))) for r in results.rows for kind in ("tnorm", "averaging")
+             if getattr(r, kind) is not None}
+    assert {kind for kind, _ in named} == {"tnorm", "averaging"} and len(named) > 12
+    for key in named:
+        assert f"<dt><code>{key[1]}</code></dt><dd>{html.escape(entries[key])}</dd>" in glossary
+    assert "<code>minimum</code>" in glossary and "<code>micro</code>" in glossary  # well known, but compared here
 
 
 # --- values outside [0, 1] --------------------------------------------------------------------

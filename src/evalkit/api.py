@@ -131,7 +131,7 @@ def results_of(plan: Plan, progress: Progress | None = None) -> Results:
         scored.rows, cfg.name, scored.notes, config_record(cfg),
         scored.comparisons, scored.agreement, provenance, curves=scored.curves,
         lower_is_better=[m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")],
-        sample_values=scored.sample_values, timelines=scored.timelines,
+        sample_values=scored.sample_values, timelines=scored.timelines, ceilings=scored.ceilings,
     )
 
 

@@ -25,21 +25,23 @@ KINDS = ("metric", "averaging")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def glossary(labels: Iterable[str], registry: Registry | None = None) -> dict[str, str]:
+def glossary(labels: Iterable[str], registry: Registry | None = None, *, kinds: Iterable[str] = KINDS,
+             well_known: frozenset[str] = WELL_KNOWN) -> dict[str, str]:
     """``{name: one line}`` for each metric or averaging named in ``labels`` (table cells,
     headers, titles: ``macro(undefined=skip)`` or ``fuzzy · minimum · micro · f1`` name
     ``macro`` and ``micro``), in order of first appearance, except the :data:`WELL_KNOWN`.
 
     A name no installed component explains (results read back from another installation) is
-    left out.
+    left out. ``kinds`` and ``well_known`` widen it: a report comparing T-norms explains each
+    one it names, ``minimum`` too (``kinds=("tnorm",), well_known=frozenset()``).
     """
     if registry is None:
         from evalkit.discovery import default_registry
 
         registry = default_registry()
-    explain = _explanations(registry)
+    explain = _explanations(registry, tuple(kinds))
     names = dict.fromkeys(name for label in dict.fromkeys(labels) for name in _NAME.findall(_unparameterized(label)))
-    lines = {name: explain(name) for name in names if name not in WELL_KNOWN}
+    lines = {name: explain(name) for name in names if name not in well_known}
     return {name: line for name, line in lines.items() if line}
 
 
@@ -53,9 +55,9 @@ def _unparameterized(label: str) -> str:
     return "".join(kept)
 
 
-def _explanations(registry: Registry):
+def _explanations(registry: Registry, kinds: tuple[str, ...]):
     """name -> its line, or "" for a name nothing explains."""
-    entries = [e for e in registry if e.kind in KINDS]
+    entries = [e for e in registry if e.kind in kinds]
     own: dict[str, str] = {}
     for entry in entries:
         if entry.kind == "metric":

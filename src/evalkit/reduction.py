@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from evalkit import stats
+from evalkit.axes import Axes
 from evalkit.data import LabelMatrix, align, empty_reference_note, named_as_reference, only_in_systems, with_empty_samples
 from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_items, prepared, reduce
 from evalkit.errors import DataError
@@ -38,6 +39,8 @@ from evalkit.uncertainty import compared, interval_bounds, jackknife_across_runs
 from evalkit.weights import MAX_TOTAL, matched_weights, none_counts
 
 Data = LabelMatrix | ItemSets
+#: The system of the ceiling rows (:func:`ceiling_axes`): the reference, scored against itself.
+CEILING = "reference"
 
 
 @dataclass
@@ -78,6 +81,7 @@ class Tally:
     latest: dict[str, float] = field(default_factory=dict)  # the latest event end of the reference ("") and each system
     groups: np.ndarray | None = None  # the samples in each group of a keyed jackknife (BCa), to leave out empty ones
     per_sample: list[SampleValues] = field(default_factory=list)  # with `per_sample: true`, in the partitions' order
+    ceilings: dict[int, Sums] = field(default_factory=dict)  # each sweep step's reference scored against itself
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(
@@ -89,7 +93,7 @@ class Tally:
             self.swept | other.swept,
             {key: max(self.latest.get(key, value), value) for key, value in {**self.latest, **other.latest}.items()},
             other.groups if self.groups is None else self.groups if other.groups is None else self.groups + other.groups,
-            self.per_sample + other.per_sample,
+            self.per_sample + other.per_sample, _merged(self.ceilings, other.ceilings),
         )
 
 
@@ -202,6 +206,9 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
             tally.sums[index, system, run] = total
         for (field_name, key, _), reduced in zip(planned, replicates):
             getattr(tally, field_name)[(index,) + key] = reduced
+        ceiling = ceiling_axes(step.axes)
+        if ceiling is not None:
+            tally.ceilings[index] = reduce(ceiling, ref_rows, [ref_rows], partition.weights)[0][0]
         if job.settings.per_sample:
             names = reference.ids if reference.ids is not None else map(str, range(partition.first_row, partition.first_row + n))
             tally.per_sample += sample_values(step.axes, ref_rows, {s: p for (s, _), p in zip(runs, predictions)}, tuple(names),
@@ -209,6 +216,18 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     if any(field_name == "jackknife" for field_name, *_ in planned) and isinstance(draws.jackknife, _Grouped):
         tally.groups = draws.jackknife.sizes()
     return tally
+
+
+def ceiling_axes(axes: Axes) -> Axes | None:
+    """The axes of the ceiling, or None when there is none to state: the set metrics of each
+    representation that uses a T-norm. The ceiling is the reference scored against itself, the
+    most a system can reach on it with that T-norm: 1 for the minimum (T(a, a) = a), Σ μ² / Σ μ
+    for the product's micro precision. It takes the run's reduction once more, with the
+    reference as the one prediction and no replicates: one system's cost at most."""
+    representations = [r for r in axes.representations if "tnorm" in r.obj.uses]
+    if not representations or not axes.tnorms or not axes.set_metrics:
+        return None
+    return replace(axes, representations=representations, metrics=axes.set_metrics)
 
 
 def _planned(job: Job, runs: list[tuple[str, int]], draws: _Draws) -> list[tuple[str, tuple[Any, ...], Draw]]:
@@ -426,6 +445,7 @@ class Scored:
     curves: list[CurveRow] = field(default_factory=list)
     sample_values: list[SampleValues] = field(default_factory=list)
     timelines: list[Timeline] = field(default_factory=list)
+    ceilings: list[Row] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         """Add a note once."""
@@ -463,9 +483,13 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
                 bounds = interval_bounds(values[system], tally.intervals[key].values(step.axes, classes), jackknife, level)
             rows += rows_of(system, values[system], *bounds)
             out.curves += [CurveRow(system, name, curve, class_, step.value) for (name, class_), curve in curves.items()]
+        ceiling = ceiling_axes(step.axes)
+        ceilings = [] if ceiling is None else rows_of(CEILING, tally.ceilings[index].values(ceiling, classes))
         if sweep is not None:
             rows = [replace(r, sweep=sweep.vary, sweep_value=step.value) for r in rows]
+            ceilings = [replace(r, sweep=sweep.vary, sweep_value=step.value) for r in ceilings]
         out.rows += rows
+        out.ceilings += ceilings
         test = statistics.test if statistics else None
         if test is not None and job.baseline is not None:
             base = job.baseline

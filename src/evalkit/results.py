@@ -407,6 +407,9 @@ class Results:
     lower_is_better: list[str] = field(default_factory=list)  # metrics that improve as they fall (a loss)
     sample_values: list[SampleValues] = field(default_factory=list)  # with `per_sample: true`
     timelines: list[Timeline] = field(default_factory=list)  # the events of each system's worst samples
+    #: the ceiling of each measure of a representation using a T-norm: the reference scored
+    #: against itself (system ``reference``), the most a perfect system reaches with that T-norm
+    ceilings: list[Row] = field(default_factory=list)
 
     def worst_samples(self, n: int = WORST_SAMPLES) -> dict[str, tuple[SampleValues, list[tuple[str, float]]]]:
         """Each system's ``n`` worst samples (:func:`worst_samples`)."""
@@ -424,6 +427,7 @@ class Results:
             "lower_is_better": self.lower_is_better,
             "per_sample": [v.as_dict() for v in self.sample_values],
             "timelines": [t.as_dict() for t in self.timelines],
+            "ceilings": [row.as_dict() for row in self.ceilings],
             "notes": self.notes,
             "config": self.config,
             "provenance": self.provenance,
@@ -432,7 +436,7 @@ class Results:
     def to_json(self) -> str:
         """The JSON document of the json report, without writing a file."""
         document = self.as_dict()
-        for key in ("rows", "comparisons", "agreement", "curves"):
+        for key in ("rows", "comparisons", "agreement", "curves", "ceilings"):
             document[key] = [_text_of_infinities(record) for record in document[key]]
         return json.dumps(document, indent=2) + "\n"
 
@@ -780,6 +784,7 @@ def _document(document: Any, where: str) -> Results:
         return value
 
     rows = [Row(**_record(r, f"{where}: rows[{i}]", COLUMNS)) for i, r in enumerate(records("rows"))]
+    ceilings = [Row(**_record(r, f"{where}: ceilings[{i}]", COLUMNS)) for i, r in enumerate(records("ceilings"))]
     comparisons = [
         Comparison(**_record(_interval_optional(c), f"{where}: comparisons[{i}]", _COMPARISON_COLUMNS))
         for i, c in enumerate(records("comparisons"))
@@ -812,7 +817,7 @@ def _document(document: Any, where: str) -> Results:
     sample_values = [_sample_values(v, f"{where}: per_sample[{i}]") for i, v in enumerate(records("per_sample"))]
     timelines = [_timeline(t, f"{where}: timelines[{i}]") for i, t in enumerate(records("timelines"))]
     return Results(rows, name, notes, config, comparisons, agreement, provenance, curves=curves, lower_is_better=lower,
-                   sample_values=sample_values, timelines=timelines)
+                   sample_values=sample_values, timelines=timelines, ceilings=ceilings)
 
 
 def _interval_optional(record: Any) -> Any:

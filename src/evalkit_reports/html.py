@@ -20,6 +20,7 @@ import json
 import math
 import struct
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,6 +33,7 @@ from evalkit.plugin import (
     agreement_note,
     comparison_table,
     floor_note,
+    glossary,
     glossary_of,
     how_tested,
     marked,
@@ -57,8 +59,13 @@ AXES = (
 
 #: Agreement tables longer than this show the least agreeing pairs, and every pair folded away.
 MAX_AGREEMENT_ROWS = 60
-#: A section or table with more rows than this starts folded (its heading says how many).
+#: What folds: a section or table the config asked for (the summary, the result tables, the
+#: paired tests, the agreement, the figures, the glossary) starts open however long it is; only
+#: supporting detail starts folded: a per-class table longer than this (its heading says how
+#: many rows), more notes than :data:`MAX_OPEN_NOTES`, the provenance.
 MAX_OPEN_ROWS = 40
+#: More notes than this start folded under their heading, which says how many.
+MAX_OPEN_NOTES = 10
 
 
 class _DrawsFigures(BaseComponent):
@@ -152,11 +159,12 @@ def render_html(results: Results) -> str:
     figures_html, figure_notes = _figures(results)
     notes = [*results.notes, *figure_notes]
     if notes:
-        sections.append(("notes", "Notes", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>", True))
+        heading = "Notes" if len(notes) <= MAX_OPEN_NOTES else f"Notes ({len(notes):,})"
+        sections.append(("notes", heading, "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>",
+                         len(notes) <= MAX_OPEN_NOTES))
     sections.append(("tables", "Results", _tables(results), True))
     if results.comparisons:
-        sections.append(("comparisons", f"Paired comparisons ({len(results.comparisons):,})", _comparisons(results),
-                         len(results.comparisons) <= MAX_OPEN_ROWS))
+        sections.append(("comparisons", f"Paired comparisons ({len(results.comparisons):,})", _comparisons(results), True))
     if results.agreement:
         note = agreement_note(results)
         body = f'<p class="hint">{_e(note)}</p>' if note else _agreement(results)
@@ -267,22 +275,34 @@ def _tables(results: Results) -> str:
     found = tables(results)
     if not found:
         return "<p>No rows.</p>"
-    parts = [_statistics_line(results)]
-    for table in map(marked, found):
-        folded = "" if len(table.rows) > MAX_OPEN_ROWS else " open"
-        parts.append(f"<details{folded}><summary><h3>{_e(table.title)}</h3> "
-                     f'<span class="count">({len(table.rows):,} rows)</span></summary>')
-        parts.append(_table(table.header, table.rows, table.n_index, group_by_first=True))
-        parts.append("</details>")
+    parts = [_statistics_line(results), *map(_folding_table, map(marked, found))]
     note = unit_note(results.rows)
     if note:
         parts.append(f'<p class="hint out-note">{_e(note)}</p>')
+    if results.ceilings:
+        parts.append('<p class="hint">The ceiling of each T-norm: the reference scored against itself, the most a perfect '
+                     "system can reach on it. Only the minimum gives 1 (T(μ, μ) = μ); the product gives Σ μ² / Σ μ, "
+                     "Łukasiewicz less still, so read a value against its T-norm's ceiling.</p>")
+        parts += [_folding_table(replace(table, title=f"Ceiling per T-norm: {table.title}"))
+                  for table in tables(Results(results.ceilings))]
     return "\n".join(p for p in parts if p)
 
 
+def _folding_table(table: Any) -> str:
+    """A table under its heading: open, unless it is a per-class table over :data:`MAX_OPEN_ROWS` rows."""
+    folded = "Per class" in table.title and len(table.rows) > MAX_OPEN_ROWS
+    return (f"<details{'' if folded else ' open'}><summary><h3>{_e(table.title)}</h3> "
+            f'<span class="count">({len(table.rows):,} rows)</span></summary>'
+            + _table(table.header, table.rows, table.n_index, group_by_first=True) + "</details>")
+
+
 def _glossary(results: Results) -> str:
-    """What the metric and averaging names in the tables mean, from their components."""
-    lines = glossary_of(results)
+    """What the names in the tables mean, from their components: every T-norm and averaging
+    (the well-known ones too: the values of a comparison depend on what each is), then the
+    unfamiliar metrics."""
+    named = [getattr(r, kind) for kind in ("tnorm", "averaging") for r in results.rows if getattr(r, kind) is not None]
+    lines = glossary(named, kinds=("tnorm", "averaging"), well_known=frozenset())
+    lines.update({k: v for k, v in glossary_of(results).items() if k not in lines})
     if not lines:
         return ""
     return "<dl>" + "".join(f"<dt><code>{_e(k)}</code></dt><dd>{_e(v)}</dd>" for k, v in lines.items()) + "</dl>"

@@ -164,9 +164,11 @@ def gallery(results: Results) -> Gallery:
     sweep_rows = [r for r in results.rows if r.sweep is not None and r.class_ is None and r.level is None]
     level_rows = [r for r in results.rows if r.level is not None and r.sweep is None and r.class_ is None]
     class_rows = [r for r in results.rows if r.class_ is not None and r.level is None and r.sweep is None]
+    ceilings = {(r.metric, r.averaging, (r.representation, r.similarity, r.tnorm)): r.value for r in results.ceilings
+                if r.class_ is None and r.level is None and r.sweep is None}
     plots = [
         *_heatmaps(set_rows, notes),
-        *_set_bars(set_rows, colours, notes),
+        *_set_bars(set_rows, colours, notes, ceilings),
         *_data_bars(data_rows, colours, notes),
         *_per_class(class_rows, colours, notes),
         *_sweeps(sweep_rows, colours, notes),
@@ -627,15 +629,26 @@ def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
     return fig
 
 
+#: How a caption names the ceiling (``Results.ceilings``) its figure draws.
+CEILING_CAPTION = (" Dashed line: the T-norm's ceiling, the reference scored against itself (the most a perfect "
+                   "system reaches; 1 only for the minimum).")
+
+
 # --- (b) grouped bars: systems × metrics ------------------------------------------------------
 
-def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> list[Plot]:
+#: (metric, averaging, (representation, similarity, T-norm)) -> the reference scored against itself
+Ceilings = dict[tuple[str, str | None, tuple], float]
+CEILING_COLOUR = "#6e7781"
+
+
+def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str], ceilings: Ceilings) -> list[Plot]:
     """One panel per (representation, similarity, T-norm) and averaging: panel rows are the
     component combinations, panel columns the averagings. More than MAX_BAR_ROWS combinations
-    (12 T-norms) are a dot plot instead (:func:`_dots`): a grid of bars would run to pages."""
+    (12 T-norms) are a dot plot instead (:func:`_dots`): a grid of bars would run to pages.
+    Each T-norm's ceiling (``Results.ceilings``) is a dashed line over its metric's bars."""
     combos = list(_group(rows, lambda r: (r.representation, r.similarity, r.tnorm)).items())
     if len(combos) > MAX_BAR_ROWS:
-        return _dots(rows, combos, colours, notes)
+        return _dots(rows, combos, colours, notes, ceilings)
     chunks = [combos[i:i + MAX_BAR_ROWS] for i in range(0, len(combos), MAX_BAR_ROWS)]
     chunks = _cap(chunks, MAX_BAR_FIGURES, "Bar charts of the set metrics", notes, "the tables hold every value")
     plots = []
@@ -647,6 +660,7 @@ def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> lis
             notes.append(f"Bar charts of the set metrics: the first {MAX_BAR_COLUMNS} of {len(averagings)} "
                          "averagings are drawn; the tables hold every value.")
         ci = " Whiskers: confidence intervals." if _has_ci(group) else ""
+        ci += CEILING_CAPTION if ceilings else ""
         title = "Set metrics" if len(chunks) == 1 else f"Set metrics ({n} of {len(chunks)})"
         plots.append(Plot(
             name="bars" if len(chunks) == 1 else f"bars-{n}",
@@ -657,12 +671,14 @@ def _set_bars(rows: list[Row], colours: dict[str, str], notes: list[str]) -> lis
             alt=(f"Grouped bar charts: bars for the systems {_words(systems)} side by side for each of "
                  f"{_words(metrics)}; panel rows {_words(names)}; panel columns {_words(averagings)}"
                  + (", with confidence-interval whiskers." if ci else ".")),
-            draw=partial(_draw_set_bars, title, chunk, colours),
+            draw=partial(_draw_set_bars, title, chunk, colours, ceilings),
         ))
     return plots
 
 
-def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: dict[str, str]) -> Figure:
+def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: dict[str, str],
+                   ceilings: Ceilings) -> Figure:
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     rows = [r for _, combo in combos for r in combo]
@@ -688,6 +704,11 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
                        label=system, edgecolor="white", linewidth=0.4)
                 _errorbars(ax, xs, found)
                 drawn += [(xi, r.value) for xi, r in zip(xs, found) if r is not None]
+            tops = [(xi, ceilings.get((m, averaging, key))) for xi, m in zip(x, metrics)]
+            tops = [(xi, top) for xi, top in tops if top is not None]
+            if tops:
+                ax.hlines([top for _, top in tops], [xi - 0.45 for xi, _ in tops], [xi + 0.45 for xi, _ in tops],
+                          colors=CEILING_COLOUR, linestyles="--", linewidth=1.1, zorder=3, label="ceiling")
             ax.set_xticks(x, metrics)
             if i == 0:
                 ax.set_title(averaging, fontweight="bold")
@@ -700,14 +721,16 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
             _mark_flat_bars(ax, drawn)
     for ax in axes[-1]:
         _rotate_if_long(ax, metrics, panel_w)
-    handles = [Patch(facecolor=colours[s], label=s) for s in systems]
+    handles: list[Any] = [Patch(facecolor=colours[s], label=s) for s in systems]
+    if any(key[2] == combo_key for key in ceilings for combo_key, _ in combos):
+        handles.append(Line2D([], [], color=CEILING_COLOUR, linestyle="--", label="ceiling"))
     fig.legend(handles=handles, title="system", loc="outside right upper")
     fig.suptitle(title)
     return fig
 
 
 def _dots(rows: list[Row], combos: list[tuple[tuple, list[Row]]], colours: dict[str, str],
-          notes: list[str]) -> list[Plot]:
+          notes: list[str], ceilings: Ceilings) -> list[Plot]:
     """Every system's value per component combination, one panel per metric and averaging."""
     systems, metrics, averagings = _distinct(rows, "system"), _distinct(rows, "metric"), _distinct(rows, "averaging")
     panels = [(m, a) for m in metrics for a in averagings]
@@ -716,6 +739,7 @@ def _dots(rows: list[Row], combos: list[tuple[tuple, list[Row]]], colours: dict[
                      "panels are drawn; the tables hold every value.")
     names = [_join(key) for key, _ in combos]
     ci = " Whiskers: confidence intervals." if _has_ci(rows) else ""
+    ci += CEILING_CAPTION.replace("dashed line", "grey bar") if ceilings else ""
     return [Plot(
         name="dots",
         kind="dots",
@@ -724,11 +748,12 @@ def _dots(rows: list[Row], combos: list[tuple[tuple, list[Row]]], colours: dict[
                  f"({len(combos)}, rows), one panel per metric (rows of panels) and averaging (columns).{ci}"),
         alt=(f"Dot plots, one panel per metric and averaging ({_words(metrics)}; {_words(averagings)}): for each of "
              f"{_words(names)}, a dot per system ({_words(systems)})" + (" with confidence whiskers." if ci else ".")),
-        draw=partial(_draw_dots, rows, [key for key, _ in combos], panels[:MAX_PANELS], colours),
+        draw=partial(_draw_dots, rows, [key for key, _ in combos], panels[:MAX_PANELS], colours, ceilings),
     )]
 
 
-def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colours: dict[str, str]) -> Figure:
+def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colours: dict[str, str],
+               ceilings: Ceilings) -> Figure:
     from matplotlib.lines import Line2D
 
     systems = _distinct(rows, "system")
@@ -757,6 +782,11 @@ def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colour
                          for yi, r in shown if r.ci_low is not None and r.ci_high is not None]
             ax.plot([r.value for _, r in shown], [yi for yi, _ in shown], linestyle="none", marker=MARKERS[k % len(MARKERS)],
                     color=colours[system], markersize=4, label=system)
+        tops = [(yi, ceilings.get((metric, averaging, key))) for yi, key in zip(y, combos)]
+        tops = [(yi, top) for yi, top in tops if top is not None]
+        if tops:
+            ax.plot([top for _, top in tops], [yi for yi, _ in tops], linestyle="none", marker="|", markersize=11,
+                    markeredgewidth=1.6, color=CEILING_COLOUR, zorder=1, label="ceiling")
         if whiskers:
             ys, lows, highs, whisker_colours = zip(*whiskers)
             ax.hlines(ys, lows, highs, colors=whisker_colours, linewidth=0.9, zorder=3)
@@ -778,6 +808,9 @@ def _draw_dots(rows: list[Row], combos: list[tuple], panels: list[tuple], colour
         ax.set_visible(False)
     handles = [Line2D([], [], linestyle="none", marker=MARKERS[k % len(MARKERS)], color=colours[s], label=s)
                for k, s in enumerate(systems)]
+    if ceilings:
+        handles.append(Line2D([], [], linestyle="none", marker="|", markeredgewidth=1.6, color=CEILING_COLOUR,
+                              label="ceiling"))
     fig.legend(handles=handles, title="system", loc="outside right upper")
     fig.suptitle(f"Set metrics — {shared}" if shared else "Set metrics")
     return fig
