@@ -170,7 +170,7 @@ def _reduced(
 ) -> tuple[list[Sums], list[Replicates]]:
     sums = [Sums({}, []) for _ in predictions]
     replicates = [Replicates() for _ in draws]
-    n_classes = _width(reference)
+    n_classes = row_width(reference)
     combinations = axes.set_combinations()
     rows = chunk_rows(n_classes)
     with _InOrder(REPLICATE_THREADS if draws and combinations else 0) as pending:
@@ -488,7 +488,7 @@ def data_states(
     if refused:
         raise DataError(refused)
     states: list[Any] = [None] * len(metrics)
-    rows = chunk_rows(_width(reference))
+    rows = chunk_rows(row_width(reference))
     for s in chunks(len(reference), rows, progress):
         ref, pred = reference[s : s + rows], prediction[s : s + rows]
         parts = [
@@ -550,6 +550,6 @@ def chunks(n_rows: int, rows: int, progress: Progress | None, times: int = 1) ->
             progress.advance(min(rows, n_rows - start) * times)
 
 
-def _width(reference: Any) -> int:
+def row_width(reference: Any) -> int:
     """Classes of a membership array or of item sets: the width of a chunk's rows."""
     return reference.shape[1] if isinstance(reference, np.ndarray) else len(reference.classes)

@@ -4,7 +4,7 @@ A DCASE user looks at the worst files, which a mean over files hides. For each c
 the components, each system's cardinality table of a partition is filled again, a chunk of rows
 at a time as the engine fills it, and each sample's cells are summed over its classes: its
 counts (:data:`evalkit.results.COUNTS`) and each set metric of those sums, the very terms the
-``samples`` average adds up (:func:`evalkit.table._per_sample`), so their mean over the samples
+``samples`` average adds up (:func:`evalkit.table.per_sample_ratios`), so their mean over the samples
 is that average. Filling the tables again costs what the scoring of the set metrics costs once
 more; the run asks for it only with the switch.
 """
@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from evalkit.axes import Axes
-from evalkit.engine import _width, chunks
+from evalkit.engine import chunks, row_width
 from evalkit.items import Intervals, ItemSets
 from evalkit.protocols import optional
 from evalkit.results import COUNTS, ERROR_COUNTS, Event, SampleValues, Timeline, sample_quantities, worst_samples
-from evalkit.table import CardinalityTable, _per_sample, chunk_rows, metric_key
+from evalkit.table import CardinalityTable, chunk_rows, metric_key, per_sample_ratios
 
 
 def sample_values(
@@ -33,7 +33,7 @@ def sample_values(
     system's ``predictions`` are aligned rows as the engine takes them (one run a system: the
     plan refuses several), ``samples`` their names. For each combination and system, the
     counts and then the set metrics, each on every sample."""
-    n, width, samples = len(reference), _width(reference), tuple(samples)  # one tuple, shared by every quantity
+    n, width, samples = len(reference), row_width(reference), tuple(samples)  # one tuple, shared by every quantity
     metrics = axes.set_metrics
     errors = any(optional(m.obj, "substitutions") for m in metrics)
     names = sample_quantities([m.label for m in metrics], errors)
@@ -68,7 +68,7 @@ def _of_table(table: CardinalityTable, metrics: list[Any], zero_division: float,
         substitutions = np.minimum(ref - inter, pred - inter) if given is None else given  # as the error rates take it
         out.update(zip(ERROR_COUNTS, (substitutions, fn - substitutions, fp - substitutions)))
         table = replace(table, substitutions=substitutions)  # computed once: the error rates read them too
-    for key, (values, defined) in _per_sample(table, metrics, zero_division).items():
+    for key, (values, defined) in per_sample_ratios(table, metrics, zero_division).items():
         out[key] = np.where(defined > 0, values, np.nan)
     return out
 

@@ -122,7 +122,8 @@ def report_file(out: Path, writer: ReportWriter) -> Path:
 
 def report_pattern(out: Path, writer: ReportWriter) -> str:
     """The names of the files ``writer`` writes in ``out``'s folder, as a glob pattern: its
-    :func:`report_file`, or ``out-*`` plus its suffix for a writer of several files (``write``).
+    :func:`report_file`, or ``out-*`` plus its suffix for a writer of several files (``write``),
+    which may write its :func:`report_file` beside them (csv, parquet: the rows, then companions).
     Here, beside the writer's interface, because the plan checks them before anything is written."""
     several = optional(writer, "write") is not None
     return glob.escape(out.name) + ("-*" if several else "") + writer.suffix

@@ -74,33 +74,27 @@ _INFINITIES = {"inf": math.inf, "-inf": -math.inf}
 
 
 def _text_of_infinities(record: dict[str, Any]) -> dict[str, Any]:
-    """A record for the JSON document: its infinite numbers (also in a curve's points, or nested
-    in a config's component parameters) as text."""
+    """A record for the JSON document: its infinite numbers (also in a curve's points) as text."""
+    return _as_text(record, nan=False)
 
-    def text(value: Any) -> Any:
-        if isinstance(value, list):
-            return [text(v) for v in value]
-        if isinstance(value, dict):
-            return {key: text(v) for key, v in value.items()}
-        return ("inf" if value > 0 else "-inf") if isinstance(value, float) and math.isinf(value) else value
 
-    return {key: text(value) for key, value in record.items()}
+def _as_text(value: Any, nan: bool) -> Any:
+    """``value`` with each infinity (and, with ``nan``, NaN) inside it as the text a config and
+    :meth:`Results.from_json` read back: "inf", "-inf", "nan"."""
+    if isinstance(value, dict):
+        return {key: _as_text(v, nan) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v, nan) for v in value]
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return "nan" if nan and isinstance(value, float) and math.isnan(value) else value
 
 
 def config_record(config: BaseModel) -> dict[str, Any]:
     """A checked config as the results keep it: JSON data that runs again as written, its
     infinities (a threshold of -inf) and NaN (``zero_division: nan``) as the text a config takes
     (pydantic's JSON mode would make them null, which no parameter takes)."""
-
-    def nan_as_text(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {key: nan_as_text(v) for key, v in value.items()}
-        if isinstance(value, list):
-            return [nan_as_text(v) for v in value]
-        return "nan" if isinstance(value, float) and math.isnan(value) else value
-
-    dumped = config.model_dump(mode="json", fallback=_described_value)
-    return nan_as_text(_text_of_infinities(dumped))
+    return _as_text(config.model_dump(mode="json", fallback=_described_value), nan=True)
 
 
 def _described_value(value: Any) -> str:

@@ -252,7 +252,7 @@ class Summary:
             return cls.of_terms(column_sums(terms)[np.newaxis], table.ref.shape[1], sample_metrics, who).replicate(0)
         sample_sums: dict[str, Array] = {}
         if sample_metrics:
-            per_sample = _per_sample(table, sample_metrics, zero_division)
+            per_sample = per_sample_ratios(table, sample_metrics, zero_division)
             sample_sums = {key: np.array([values.sum(), defined.sum()]) for key, (values, defined) in per_sample.items()}
         sums = [column_sums(c) for c in table.columns()]
         _check_finite(sums, who)
@@ -269,7 +269,7 @@ class Summary:
         linear in the samples, so ``counts @ terms`` is a batch of reweighted copies of the
         samples (a bootstrap resample, a jackknife deletion, a permutation's choice of rows) in
         one product, read back by :meth:`of_terms`."""
-        per_sample = _per_sample(table, sample_metrics, zero_division)
+        per_sample = per_sample_ratios(table, sample_metrics, zero_division)
         parts = [np.ones((len(table.ref), 1)), *table.columns(), *(np.column_stack(v) for v in per_sample.values())]
         terms = np.hstack(parts, dtype=np.float64)
         if weights is not None:
@@ -313,7 +313,7 @@ class Summary:
         )
 
 
-def _per_sample(
+def per_sample_ratios(
     table: CardinalityTable, sample_metrics: Iterable[SetMetric], zero_division: float,
 ) -> dict[str, tuple[Array, Array]]:
     """Each metric's value on every sample (its cells summed over classes), 0 where undefined,

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from evalkit.plugin import BaseComponent, Curve, CurvePerClass, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.event_based import maximum_matching
 from evalkit_segments.intervals import cell_intervals
-from evalkit_segments.psds import BLOCK_FRAMES, Counts, _file_blocks, _noisy_blocks, _quiet_changes, _refuse_connected, runs
+from evalkit_segments.psds import BLOCK_FRAMES, Counts, file_blocks, noisy_blocks, quiet_changes, refuse_connected, runs
 
 TP, FP, FILES = 0, 1, 2
 
@@ -76,17 +76,17 @@ def counts(series: ScoreSeries, reference: ItemSets, p: CollarParams) -> Counts:
     cell, onset, offset = cell_intervals(reference)
     order = np.lexsort((onset, cell))
     cell, onset, offset = cell[order], onset[order], offset[order]
-    _refuse_connected(reference, cell, onset, offset)
+    refuse_connected(reference, cell, onset, offset)
     n_ref = np.bincount(cell % n_classes, minlength=n_classes).astype(np.float64)
     noisy = np.zeros((series.n_samples, n_classes), dtype=bool)  # cells with reference events
     noisy[cell // n_classes, cell % n_classes] = True
     zero = np.zeros(n_classes)
     state = Counts.tally([], 3, n_ref, zero, 0.0)
-    for frames in _file_blocks(series, max(BLOCK_FRAMES // max(n_classes, 1), 1)):
-        klass, column, sign, score = _quiet_changes(series, ~noisy, frames)  # every detection a FP
+    for frames in file_blocks(series, max(BLOCK_FRAMES // max(n_classes, 1), 1)):
+        klass, column, sign, score = quiet_changes(series, ~noisy, frames)  # every detection a FP
         files = (klass, np.full(len(klass), FILES), np.ones(len(klass), np.int64), score)
         state = state + Counts.tally([(klass, column, sign, score), files], 3, zero, zero, 0.0)
-    for block in _noisy_blocks(series, noisy):
+    for block in noisy_blocks(series, noisy):
         state = state + _noisy_counts(series, block, cell, onset, offset, n_classes, p)
     return state
 

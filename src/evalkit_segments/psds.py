@@ -290,7 +290,7 @@ class PSDS(BaseComponent[PSDSParams]):
         cell, onset, offset = cell_intervals(reference)
         order = np.lexsort((np.arange(len(cell)), cell))  # by cell, in the listed order
         cell, onset, offset = cell[order], onset[order], offset[order]
-        _refuse_connected(reference, cell, onset, offset)
+        refuse_connected(reference, cell, onset, offset)
         length = offset - onset
         per_class = cell % n_classes
         n_ref = np.bincount(per_class, minlength=n_classes).astype(np.float64)
@@ -304,11 +304,11 @@ class PSDS(BaseComponent[PSDSParams]):
         events = Events(cell // n_classes, per_class, onset, offset, series.n_samples)
         counts = Counts.tally([], width, n_ref, t_ref, duration)
         parts: list[Points] = []
-        for frames in _file_blocks(series, max(BLOCK_FRAMES // n_classes, 1)):
-            parts.append(_quiet_changes(series, ~noisy, frames))
+        for frames in file_blocks(series, max(BLOCK_FRAMES // n_classes, 1)):
+            parts.append(quiet_changes(series, ~noisy, frames))
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
                 counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
-        for block in _noisy_blocks(series, noisy):
+        for block in noisy_blocks(series, noisy):
             parts += self._changes(series, block, events, n_classes)
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
                 counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
@@ -436,7 +436,7 @@ class PSDS(BaseComponent[PSDSParams]):
         return tpr[inside], efpr[inside]
 
 
-def _refuse_connected(reference: ItemSets, cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> None:
+def refuse_connected(reference: ItemSets, cell: np.ndarray, onset: np.ndarray, offset: np.ndarray) -> None:
     """PSDS counts reference events one by one: two of one class that overlap or touch would
     count one sound twice (sed_scores_eval refuses them too)."""
     order = np.lexsort((onset, cell))
@@ -475,7 +475,7 @@ class Events:
         np.maximum.at(self.end, self.file, self.offset)
 
 
-def _file_blocks(series: ScoreSeries, frames: int) -> Iterator[slice]:
+def file_blocks(series: ScoreSeries, frames: int) -> Iterator[slice]:
     """The frames of whole files, about ``frames`` at a time (a longer file alone)."""
     first, stop = series.bounds()
     start = 0
@@ -485,7 +485,7 @@ def _file_blocks(series: ScoreSeries, frames: int) -> Iterator[slice]:
         start = end
 
 
-def _noisy_blocks(series: ScoreSeries, noisy: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def noisy_blocks(series: ScoreSeries, noisy: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The (file, class) cells marked ``noisy`` whose files have frames, in blocks of about
     :data:`BLOCK_FRAMES` frames."""
     first, stop = series.bounds()
@@ -589,7 +589,7 @@ def _always(
     return events.klass[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
 
 
-def _quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Points:
+def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Points:
     """The change points of the (file, class) cells marked ``quiet`` among these frames (of whole
     files): cells whose detections all count as false positives (no reference event there, and
     no cross-trigger counted). The number of detections rises by one where the threshold falls
