@@ -18,7 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 from allocation import allocation_peak
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from in_process import evalkit_cli
+from run_depth import examples
 
 import evalkit
 import evalkit.api
@@ -30,6 +33,7 @@ from evalkit.errors import DataError, PluginError
 from evalkit.items import ItemSets
 from evalkit.loading import unique_ids
 from evalkit.testing import plugin_registry
+from evalkit_loaders import _DECIMAL, PLAIN_BYTES, _plain, _read
 
 REF = "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\nc,1.0,0.0\n"
 
@@ -339,6 +343,43 @@ def test_harmless_variations_give_identical_numbers(tmp_path):
     }
     for name, text in variants.items():  # aligned by id and class name: the same arrays, bit for bit
         assert precision(ref, write(tmp_path, name, text)) == expected, name
+
+
+#: Plain decimals of every form the pattern takes, and the shortest text of any finite double.
+DECIMALS = st.from_regex(_DECIMAL, fullmatch=True) | st.floats(allow_nan=False, allow_infinity=False).map(repr)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(rows=st.lists(st.tuples(DECIMALS, DECIMALS), max_size=12), ids=st.booleans())
+def test_a_small_csv_is_read_without_pandas_to_the_same_bits(tmp_path_factory, rows, ids):
+    """A small file of plain decimals is read by the csv module, not pandas (whose import costs
+    more than the parse): each value is ``float`` of its text, as pandas' reader gives it."""
+    names, id_index = ("id", "a", "b")[not ids:], 0 if ids else None
+    lines = [names, *([f"x{i}", a, b][not ids:] for i, (a, b) in enumerate(rows))]
+    path = tmp_path_factory.mktemp("plain") / "s.csv"
+    path.write_text("".join(",".join(line) + "\n" for line in lines))
+    read = _plain(path, ",", names, id_index)
+    assert read is not None
+    values, raw_ids = read
+    expected = np.array([[float(a), float(b)] for a, b in rows]).reshape(len(rows), 2)
+    np.testing.assert_array_equal(values, expected)  # read from text: exact
+    assert raw_ids == ([f"x{i}" for i in range(len(rows))] if ids else None)
+    by_pandas = _read(path, ",", len(names), id_index)
+    np.testing.assert_array_equal(by_pandas[0], values)
+    assert by_pandas[1] == raw_ids
+
+
+@pytest.mark.parametrize("text", [
+    "a,b\n0.5, 0.5\n",  # a space: pandas' rules for it
+    "a,b\n0.5,nan\n",  # not a plain decimal: pandas reads it, the loader's check names it
+    "a,b\n0.5,inf\n",
+    "a,b\n0.5,1_0\n",  # float() would read 10
+    "a,b\n0.5\n",  # a short row: its message comes from the columnar reader's diagnosis
+    '"a","b"\n0.5,0.5\n',  # quotes
+    "a,b\n" + "0.5,0.5\n" * (PLAIN_BYTES // 8),  # too large to be worth the csv module
+])
+def test_other_csv_files_are_left_to_the_columnar_reader(tmp_path, text):
+    assert _plain(write(tmp_path, "s.csv", text), ",", ("a", "b"), None) is None
 
 
 # --- the loader guard: I/O and decode errors are data errors, plugin bugs stay plugin bugs ---------

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from test_layers import core_graph
 
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 HEAVY = ("scipy", "matplotlib", "networkx", "gensim", "rich", "sklearn")
 
 
@@ -63,3 +65,12 @@ def test_import_evalkit_and_the_cli_load_nothing_heavy():
 def test_the_version_command_loads_nothing_heavy():
     code = "import sys\nfrom evalkit.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass"
     assert loaded_after(code) == []
+
+
+def test_a_run_on_small_csv_files_imports_no_pandas():
+    """pandas' import (0.2-0.3 s) is most of a small run's start-up; the CSV loader reads small
+    files without it (evalkit_loaders.PLAIN_BYTES), so quickstart scores without it."""
+    code = f"import evalkit\nevalkit.run({str(CONFIGS / 'quickstart.yaml')!r})"
+    probe = f"{code}\nimport sys\nprint('pandas' in sys.modules, 'pyarrow' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
