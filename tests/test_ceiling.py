@@ -1,5 +1,5 @@
 """The ceiling of each T-norm: the reference scored against itself, the most a perfect system can
-reach on it. Computed in the run's reduction (:func:`evalkit.reduction.ceiling_axes`), kept in the
+reach on it. Computed in the run's reduction (:attr:`evalkit.axes.Axes.ceiling`), kept in the
 results (``Results.ceilings``, the json report), shown in the HTML report. Real runs."""
 
 from __future__ import annotations
@@ -130,3 +130,10 @@ def test_the_bar_chart_draws_each_t_norms_ceiling_over_its_bars():
                 drawn += [segment[0][1] for segment in lines.get_segments()]
     # 3 T-norms × 2 averagings × 3 metrics, each drawn at its value (handed to matplotlib as it is: exact)
     assert sorted(drawn) == sorted(expected.values()) and len(drawn) == 18
+
+
+def test_the_ceiling_axes_are_made_once_per_axes():
+    axes = evalkit.api.plan(config()).axes
+    assert axes.ceiling is axes.ceiling  # shared by every chunk of a streamed run, not made anew for each
+    assert [r.label for r in axes.ceiling.representations] == ["fuzzy"]  # crisp uses no T-norm
+    assert [m.label for m in axes.ceiling.metrics] == METRICS  # the set metrics: kld is none

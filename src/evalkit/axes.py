@@ -12,7 +12,7 @@ import functools
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +202,20 @@ class Axes:
     def set_combinations(self) -> list[Combination]:
         """The combinations that set metrics are computed for (none without set metrics)."""
         return list(self.combinations()) if self.set_metrics else []
+
+    @functools.cached_property
+    def ceiling(self) -> Axes | None:
+        """The axes of the ceiling, or None when there is none to state: the set metrics of each
+        representation that uses a T-norm. The ceiling is the reference scored against itself, the
+        most a system can reach on it with that T-norm: 1 for the minimum (T(a, a) = a), Σ μ² / Σ μ
+        for the product's micro precision. It takes the run's reduction once more, with the
+        reference as the one prediction and no replicates: one system's cost at most. Made once
+        per axes: made anew for each streamed chunk, it cost more than the chunk's T-norm (its
+        metrics checked against runtime protocols by isinstance)."""
+        representations = [r for r in self.representations if "tnorm" in r.obj.uses]
+        if not representations or not self.tnorms or not self.set_metrics:
+            return None
+        return replace(self, representations=representations, metrics=self.set_metrics)
 
     @functools.cached_property
     def sample_metrics(self) -> list[SetMetric]:

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from evalkit import stats
-from evalkit.axes import Axes
 from evalkit.data import LabelMatrix, align, empty_reference_note, named_as_reference, only_in_systems, with_empty_samples
 from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_items, prepared, reduce
 from evalkit.errors import DataError
@@ -39,7 +38,7 @@ from evalkit.uncertainty import compared, interval_bounds, jackknife_across_runs
 from evalkit.weights import MAX_TOTAL, matched_weights, none_counts
 
 Data = LabelMatrix | ItemSets
-#: The system of the ceiling rows (:func:`ceiling_axes`): the reference, scored against itself.
+#: The system of the ceiling rows (:attr:`evalkit.axes.Axes.ceiling`): the reference, scored against itself.
 CEILING = "reference"
 
 
@@ -206,7 +205,7 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
             tally.sums[index, system, run] = total
         for (field_name, key, _), reduced in zip(planned, replicates):
             getattr(tally, field_name)[(index,) + key] = reduced
-        ceiling = ceiling_axes(step.axes)
+        ceiling = step.axes.ceiling
         if ceiling is not None:
             tally.ceilings[index] = reduce(ceiling, ref_rows, [ref_rows], partition.weights)[0][0]
         if job.settings.per_sample:
@@ -216,18 +215,6 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     if any(field_name == "jackknife" for field_name, *_ in planned) and isinstance(draws.jackknife, _Grouped):
         tally.groups = draws.jackknife.sizes()
     return tally
-
-
-def ceiling_axes(axes: Axes) -> Axes | None:
-    """The axes of the ceiling, or None when there is none to state: the set metrics of each
-    representation that uses a T-norm. The ceiling is the reference scored against itself, the
-    most a system can reach on it with that T-norm: 1 for the minimum (T(a, a) = a), Σ μ² / Σ μ
-    for the product's micro precision. It takes the run's reduction once more, with the
-    reference as the one prediction and no replicates: one system's cost at most."""
-    representations = [r for r in axes.representations if "tnorm" in r.obj.uses]
-    if not representations or not axes.tnorms or not axes.set_metrics:
-        return None
-    return replace(axes, representations=representations, metrics=axes.set_metrics)
 
 
 def _planned(job: Job, runs: list[tuple[str, int]], draws: _Draws) -> list[tuple[str, tuple[Any, ...], Draw]]:
@@ -483,7 +470,7 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
                 bounds = interval_bounds(values[system], tally.intervals[key].values(step.axes, classes), jackknife, level)
             rows += rows_of(system, values[system], *bounds)
             out.curves += [CurveRow(system, name, curve, class_, step.value) for (name, class_), curve in curves.items()]
-        ceiling = ceiling_axes(step.axes)
+        ceiling = step.axes.ceiling
         ceilings = [] if ceiling is None else rows_of(CEILING, tally.ceilings[index].values(ceiling, classes))
         if sweep is not None:
             rows = [replace(r, sweep=sweep.vary, sweep_value=step.value) for r in rows]

@@ -60,7 +60,9 @@ ID_HEADERS = {"", "id", "ids", "sample", "sample_id", "filename", "file", "segme
 CHUNK_ROWS = 1 << 14
 
 #: A file up to this size is first read by :func:`_plain` (the ``csv`` module and ``float``):
-#: importing pandas takes longer (0.2-0.3 s) than parsing it; 256 KiB parse in about 0.1 s.
+#: 256 KiB of 17 classes parse in 0.025 s, where importing pandas takes 0.25 s (and pandas, once
+#: imported, parses them in 0.005 s: the cost of reading such a file without it when pandas is
+#: imported later anyway).
 PLAIN_BYTES = 1 << 18
 
 #: A plain decimal number: what ``float`` and pandas' parser read alike, correctly rounded.
