@@ -144,17 +144,27 @@ def selection(installed: set[str], failures: list[LoadFailure]) -> Callable[[str
     return loads
 
 
+def _named_entry_points() -> list[tuple[importlib.metadata.EntryPoint, str | None]]:
+    """Each entry point of the group with its distribution's name, read once per distribution:
+    ``Distribution.name`` parses the whole METADATA file (a README-long description) on every
+    access, 0.4 ms each, and was read three times per entry point."""
+    names: dict[int, str] = {}
+    named = []
+    for ep in importlib.metadata.entry_points(group=GROUP):
+        if ep.dist is not None and id(ep.dist) not in names:
+            names[id(ep.dist)] = ep.dist.name
+        named.append((ep, None if ep.dist is None else names[id(ep.dist)]))
+    return named
+
+
 def _entry_point_plugins(failures: list[LoadFailure]) -> dict[str, object]:
     seen: set[tuple[str, str]] = set()
     plugins: dict[str, object] = {}  # what each entry point names: a module, usually
     # Built-ins first: they keep the plain names when a third party registers the same one.
-    eps = sorted(
-        importlib.metadata.entry_points(group=GROUP),
-        key=lambda ep: (ep.dist is None or ep.dist.name != "evalkit", ep.value),
-    )
-    loads = selection({normalized(ep.dist.name) for ep in eps if ep.dist}, failures)
-    for ep in eps:
-        dist = ep.dist.name if ep.dist else "unknown"
+    eps = sorted(_named_entry_points(), key=lambda named: (named[1] != "evalkit", named[0].value))
+    loads = selection({normalized(name) for _, name in eps if name is not None}, failures)
+    for ep, name in eps:
+        dist = name or "unknown"
         if (dist, ep.name) in seen or not loads(dist):
             continue
         seen.add((dist, ep.name))
