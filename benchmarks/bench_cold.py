@@ -37,6 +37,8 @@ import time
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from timing import with_bytecode
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"run tnorms.yaml": 2.5, "run quickstart.yaml": 1.2}
 #: ``evalkit`` as ``python -m evalkit`` runs it, writing at exit the CPU seconds of the children
@@ -94,7 +96,7 @@ def commands() -> dict[str, list[str]]:
 
 
 def environment(tree: Path | None) -> dict[str, str]:
-    env = dict(os.environ)
+    env = with_bytecode(os.environ)  # so that round 0 warms the bytecode caches
     if tree is not None:
         # a tree of the src layout, or an export from before it (the core at the top, plugins/)
         paths = [tree / "src"] if (tree / "src").is_dir() else [tree, tree / "plugins"]
