@@ -17,7 +17,7 @@ def with_bytecode(env: Mapping[str, str]) -> dict[str, str]:
     user's evalkit has its bytecode (pip compiles it at install; an editable install caches it
     at the first import), but with the variable set, as in this project's shells, and no cache
     yet (a fresh checkout or ``git archive``), every process compiles evalkit's 87 modules (a run's)
-    again: 0.15-0.2 s of CPU in each start-up (docs/benchmarks.md, issue 25, items 4 and 5)."""
+    again: about 0.15 s of CPU in each start-up (docs/benchmarks.md, issue 25, items 4 and 5)."""
     return {name: value for name, value in env.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
