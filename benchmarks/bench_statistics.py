@@ -19,6 +19,11 @@ fitted exponent of time against n (1: linear) and the memory the statistics add 
 growth of the peak they add between the two largest sizes: a chunk of draws is 16,384 samples,
 so sizes below that hold less). Targets (issue 25): at 1e6 x 17 under 20x the scoring time and
 under 1 GB; the peak flat in n.
+
+``--breakdown`` instead runs the statistics once per size in this process, on one replicate
+thread (``evalkit.engine.REPLICATE_THREADS = 1``), and prints where its CPU time goes: each
+part's thread CPU time, measured around the functions that do it (the products and their casts
+are what the replicate batches take less the parts timed inside them).
 """
 
 from __future__ import annotations
@@ -29,10 +34,11 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-RUN = """
+CONFIG = """
 import json, sys, time
 import evalkit
 
@@ -45,7 +51,9 @@ def config(n, statistics):
         resamples = int(sys.argv[4])
         run["statistics"] = {"bootstrap": {"resamples": resamples}, "test": {"method": "permutation", "resamples": resamples}}
     return run
+"""
 
+RUN = CONFIG + """
 evalkit.run(config(100, sys.argv[3] == "1"), write_reports=False)  # imports, plugins, first-call costs
 start, cpu = time.perf_counter(), time.process_time()
 results = evalkit.run(config(int(sys.argv[2]), sys.argv[3] == "1"), write_reports=False)
@@ -74,11 +82,70 @@ def measure(folder: Path, n: int, statistics: bool, resamples: int) -> tuple[flo
     return float(took), float(cpu), int(peak)
 
 
+#: The parts :func:`breakdown` times, (module, function, label): the first two run inside the
+#: replicate batches, the last two make a chunk's draws.
+PARTS = [
+    ("evalkit.engine", "_distinct_columns", "distinct columns"),
+    ("evalkit.engine", "_resummed", "exact-zero resum"),
+    ("evalkit.engine", "_replicate_batches", "replicate batches"),
+    ("evalkit.stats", "poisson_weights", "keyed Poisson counts"),
+    ("evalkit.stats", "keyed_masks", "permutation swaps"),
+]
+
+
+def breakdown(folder: Path, n: int, resamples: int) -> None:
+    """Where one run's CPU time goes, on one replicate thread (see the module's docstring)."""
+    import functools
+    import importlib
+    import time
+
+    spent = {label: 0.0 for *_, label in PARTS}
+
+    def timed(function: Any, label: str) -> Any:
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.thread_time() - start
+        return call
+
+    modules = [(importlib.import_module(module), name, label) for module, name, label in PARTS]
+    originals = [(module, name, getattr(module, name)) for module, name, _ in modules]
+    for module, name, label in modules:
+        setattr(module, name, timed(getattr(module, name), label))
+    namespace: dict[str, Any] = {}
+    exec(textwrap.dedent(CONFIG), namespace)
+    engine = importlib.import_module("evalkit.engine")
+    threads, engine.REPLICATE_THREADS = engine.REPLICATE_THREADS, 1
+    sys.argv = ["", str(folder), str(n), "1", str(resamples)]  # what config() reads
+    run = namespace["evalkit"].run
+    try:
+        run(namespace["config"](100, True), write_reports=False)  # imports, plugins, first-call costs
+        spent.update({label: 0.0 for label in spent})
+        start = time.process_time()
+        run(namespace["config"](n, True), write_reports=False)
+        total = time.process_time() - start
+    finally:
+        engine.REPLICATE_THREADS = threads
+        for module, name, function in originals:
+            setattr(module, name, function)
+    batches, drawn = spent["replicate batches"], spent["keyed Poisson counts"] + spent["permutation swaps"]
+    parts = {"products and their casts": batches - spent["distinct columns"] - spent["exact-zero resum"],
+             **{label: seconds for label, seconds in spent.items() if label != "replicate batches"},
+             "the rest (tables, loading, scoring, bounds)": total - batches - drawn}
+    print(f"{n:>10,} samples, one replicate thread: CPU {total:.2f} s")
+    for label, seconds in parts.items():
+        print(f"  {label:44s} {seconds:6.2f} s  {seconds / total:4.0%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--classes", type=int, default=17)
+    parser.add_argument("--breakdown", action="store_true", help="where the statistics' CPU time goes, in this process")
     args = parser.parse_args()
     mib = 2**20
     rows = []
@@ -87,6 +154,9 @@ def main() -> None:
         write(folder, 100, args.classes)
         for n in args.samples:
             write(folder, n, args.classes)
+            if args.breakdown:
+                breakdown(folder, n, args.resamples)
+                continue
             plain, plain_cpu, plain_peak = measure(folder, n, False, args.resamples)
             took, cpu, peak = measure(folder, n, True, args.resamples)
             rows.append((n, plain, took, plain_peak, peak))

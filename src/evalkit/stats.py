@@ -227,25 +227,34 @@ def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0)
     compared with the T_k only in the 8 of its 65,536 buckets that hold a T_k.
     """
     resamples, first = _count(resamples, "resamples", 1), _count(first, "first", 0)
-    weights = np.empty((resamples, np.size(keys)), dtype=np.uint8)
+    n = np.size(keys)
+    weights = np.empty((resamples, n), dtype=np.uint8)
     pairs = range(first // 2, (first + resamples + 1) // 2)
     for rows, cols, bits in _keyed_hashes(keys, seed, pairs, _HASH_BLOCK):
-        for half in (0, 1):  # replicate 2p + half
-            taken = _taken(2 * (pairs.start + rows.start) + half - first, 2, rows.stop - rows.start, resamples)
-            if taken is not None:
-                source, target = taken
-                weights[target, cols] = _poisson_counts(bits[source], 32 * (1 - half))
+        top = 2 * (pairs.start + rows.start) - first  # the replicate of the block's high halves' first row
+        skip, stop = max(0, -top), min(2 * len(bits), resamples - top)
+        if skip == 0 and stop == 2 * len(bits) and cols == slice(0, n):  # whole rows of the output: counted in place
+            _poisson_pairs(bits, weights[top : top + stop].reshape(len(bits), 2, n))
+        else:
+            weights[top + skip : top + stop, cols] = _poisson_pairs(bits).reshape(2 * len(bits), -1)[skip:stop]
     return weights
 
 
-def _poisson_counts(bits: np.ndarray, shift: int) -> np.ndarray:
-    """The Poisson(1) count (uint8) of each 32-bit uniform ``(bits >> shift) & (2**32 - 1)``."""
-    index = (bits.ravel() >> np.uint64(shift + 16)) & np.uint64(0xFFFF)
-    counts = np.take(_POISSON_TABLE, index.view(np.int64), mode="wrap")  # indices < 2**16: "wrap" only skips a buffered check
+def _poisson_pairs(bits: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The Poisson(1) counts of (hashes, keys) uint64 ``bits``, (hashes, 2, keys) uint8: in
+    ``[:, 0]`` the counts of the high 32 bits, in ``[:, 1]`` those of the low 32 bits (into
+    ``out`` if given). The table's index, a half's top 16 bits, is the 16-bit word 3 or 1 of
+    the little-endian hash, read in place: one lookup for both halves, no shifted copies."""
+    words = bits.astype("<u8", copy=False).view(np.uint16).reshape(*bits.shape, 4)
+    index = words[:, :, 3:0:-2].transpose(0, 2, 1)
+    counts = np.take(_POISSON_TABLE, index, out=out, mode="wrap")  # indices < 2**16: "wrap" only skips a buffered check
     near = np.flatnonzero(counts == 255)
-    uniform = (bits.ravel()[near] >> np.uint64(shift)) & np.uint64(0xFFFFFFFF)
-    counts[near] = np.searchsorted(_POISSON_THRESHOLDS, uniform, side="right")
-    return counts.reshape(bits.shape)
+    if near.size:
+        row, half, col = np.unravel_index(near, counts.shape)
+        shift = np.uint64(32) - (half.astype(np.uint64) << np.uint64(5))  # 32 for a high half, 0 for a low one
+        uniform = (bits[row, col] >> shift) & np.uint64(0xFFFFFFFF)
+        counts.reshape(-1)[near] = np.searchsorted(_POISSON_THRESHOLDS, uniform, side="right")
+    return counts
 
 
 def keyed_masks(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> np.ndarray:
