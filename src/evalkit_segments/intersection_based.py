@@ -9,9 +9,10 @@ PSDS's (:meth:`evalkit_segments.psds.PSDS.counts`, without cross-triggers): TPs 
 and distinct score, which add up across files, so a streamed or Dask run takes them.
 
 sed_scores_eval keeps every score at which some file's counts change, also where the changes of
-two files cancel; those scores are dropped here (the counts merge without them). The F values are
-the same; a best threshold, centred between its score and the next lower one, may then sit
-lower, inside the same range of equal counts.
+two files cancel, and centres a best threshold between its score and the next lower one kept. So
+the counts here carry a third column, the (file, class) cells that change at each score
+(:func:`evalkit_segments.psds.cell_counts`): such a score stays, and the best thresholds are the
+peer's.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class IntersectionBased(ClassThresholds, BaseComponent[IntersectionBasedParams])
                 f"{prediction.source}: intersection_based reads a system's scores over time (a folder of score "
                 "files, loader sed_scores), not an event list"
             )
-        return self.counter.counts(reference, prediction.samples, 0.0)
+        return self.counter.counts(reference, prediction.samples, 0.0, cells=True)
 
     def compute(self, state: Counts) -> dict[str, Any]:
         p = self.params

@@ -283,9 +283,11 @@ class PSDS(BaseComponent[PSDSParams]):
                   for row in range(len(reference))),
         )
 
-    def counts(self, reference: ItemSets, series: ScoreSeries, duration: float) -> Counts:
+    def counts(self, reference: ItemSets, series: ScoreSeries, duration: float, cells: bool = False) -> Counts:
         """The counts of score series against their files' reference events, with the files'
-        ``duration`` in seconds (the intersection-based F reads them without one: 0)."""
+        ``duration`` in seconds (the intersection-based F reads them without one: 0). With
+        ``cells``, a last column counts the (file, class) cells changing at each score
+        (:func:`cell_counts`): a score stays where two files' changes cancel."""
         n_classes = len(reference.classes)
         cell, onset, offset = cell_intervals(reference)
         order = np.lexsort((np.arange(len(cell)), cell))  # by cell, in the listed order
@@ -302,17 +304,19 @@ class PSDS(BaseComponent[PSDSParams]):
         if cross:  # triggers counted, every class of a file with any
             noisy[noisy.any(axis=1)] = True
         events = Events(cell // n_classes, per_class, onset, offset, series.n_samples)
-        counts = Counts.tally([], width, n_ref, t_ref, duration)
+        counts = Counts.tally([], width + cells, n_ref, t_ref, duration)
+        tally = (lambda parts: cell_counts(parts, width, n_classes)) if cells else (
+            lambda parts: Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0))
         parts: list[Points] = []
         for frames in file_blocks(series, max(BLOCK_FRAMES // n_classes, 1)):
-            parts.append(quiet_changes(series, ~noisy, frames))
+            parts.append(quiet_changes(series, ~noisy, frames, cells))
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
-                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
+                counts, parts = counts + tally(parts), []
         for block in noisy_blocks(series, noisy):
-            parts += self._changes(series, block, events, n_classes)
+            parts += self._changes(series, block, events, n_classes, cells)
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
-                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
-        return counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0)
+                counts, parts = counts + tally(parts), []
+        return counts + tally(parts)
 
     def _durations(self, reference: ItemSets, series: ScoreSeries) -> np.ndarray:
         if self.durations is None:
@@ -328,13 +332,19 @@ class PSDS(BaseComponent[PSDSParams]):
 
     def _changes(
         self, series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, n_classes: int,
+        cells: bool = False,
     ) -> list[Points]:
         """The change points of a block of (file, class) series: every score at which TP, FP or a
         cross-trigger count changes, and the change. Each detection that exists at some threshold
         (a run of frames, :func:`runs`) counts as a FP, or for its TPs and cross-triggers, over
         the thresholds it lives at; a reference event is detected over the thresholds at which
-        the relevant detections alive cover enough of it (:func:`_detected`)."""
+        the relevant detections alive cover enough of it (:func:`_detected`). The points are
+        keyed by class, or with ``cells`` by (file, class) cell."""
         p = self.params
+
+        def key(file: np.ndarray, klass: np.ndarray) -> np.ndarray:
+            return file * n_classes + klass if cells else klass
+
         decimals = p.time_decimals
         every = runs(series, *block)
         file, on, off = every[0], every[2], every[3]
@@ -343,7 +353,7 @@ class PSDS(BaseComponent[PSDSParams]):
         smallest = min(p.dtc_threshold, p.cttc_threshold if p.cttc_threshold is not None else 1.0)
         near = ((off > events.start[file]) & (on < events.end[file])) | (np.round(smallest * (off - on), decimals) <= 0)
         far = ~near
-        parts = [_lives(every[1][far], every[4][far], every[5][far], every[6][far], 1)]
+        parts = [_lives(key(every[0][far], every[1][far]), every[4][far], every[5][far], every[6][far], 1)]
         file, klass, on, off, born, dies, died = (column[near] for column in every)
         length = off - on
         first = events.first[file]  # the file's events: columns first .. first + width
@@ -355,7 +365,7 @@ class PSDS(BaseComponent[PSDSParams]):
         overlap = np.maximum(np.minimum(off[:, None], ev_off) - np.maximum(on[:, None], ev_on), 0.0)
         own = ev_class == klass[:, None]
         relevant = np.round((overlap * own).sum(-1), decimals) >= np.round(p.dtc_threshold * length, decimals)
-        parts.append(_lives(klass[~relevant], born[~relevant], dies[~relevant], died[~relevant], 1))
+        parts.append(_lives(key(file[~relevant], klass[~relevant]), born[~relevant], dies[~relevant], died[~relevant], 1))
         if p.cttc_threshold is not None:  # the runs that can cross-trigger: false ones on another class's events
             need = np.round(p.cttc_threshold * length, decimals)
             can = np.flatnonzero((~relevant & ((overlap > 0) & ~own).any(axis=1)) | (need <= 0))
@@ -364,11 +374,12 @@ class PSDS(BaseComponent[PSDSParams]):
                 theirs = theirs_at == k
                 hit = np.where(cleared, 0.0, (crossed * theirs).sum(-1))
                 crossing = can[theirs.any(axis=1) & (klass[can] != k) & (np.round(hit, decimals) >= needed)]
-                parts.append(_lives(klass[crossing], born[crossing], dies[crossing], died[crossing], 2 + k))
+                parts.append(_lives(key(file[crossing], klass[crossing]), born[crossing], dies[crossing], died[crossing], 2 + k))
         need = np.round(p.gtc_threshold * (events.offset - events.onset), decimals)
         run, slot = np.nonzero(relevant[:, None] & own & (overlap > 0) & (need[np.minimum(at, len(need) - 1)] > 0))
-        parts.append(_detected(at[run, slot], overlap[run, slot], born[run], dies[run], died[run], events, need, decimals))
-        parts.append(_always(series, block, events, need, n_classes))
+        owner = key(events.file, events.klass)
+        parts.append(_detected(at[run, slot], overlap[run, slot], born[run], dies[run], died[run], owner, need, decimals))
+        parts.append(_always(series, block, events, owner, need, n_classes))
         return parts
 
     def compute(self, state: Counts | FileCounts) -> dict[str, Any]:
@@ -553,14 +564,15 @@ def _lives(
 
 
 def _detected(
-    event: np.ndarray, cover: np.ndarray, born: np.ndarray, dies: np.ndarray, died: np.ndarray, events: Events,
+    event: np.ndarray, cover: np.ndarray, born: np.ndarray, dies: np.ndarray, died: np.ndarray, owner: np.ndarray,
     need: np.ndarray, decimals: int,
 ) -> Points:
     """TP changes: a reference event counts at the thresholds where the relevant runs alive
     cover at least ``gtc`` of it. ``event``, ``cover``: each (relevant run, event it overlaps)
     pair and the overlap; the cover is summed from the highest score down (a run adds its
     overlap where it is born, takes it away where it dies) and compared at every score where it
-    changes. ``need``: the cover each event needs (rounded), above 0."""
+    changes. ``owner``: each event's key (its class, or its cell). ``need``: the cover each event
+    needs (rounded), above 0."""
     event, score = np.r_[event, event[died]], np.r_[born, dies[died]]
     value = np.r_[cover, -cover[died]]
     order = np.lexsort((-score, event))
@@ -574,11 +586,12 @@ def _detected(
     hit = (np.round(covered, decimals) >= need[event]).astype(np.float64)
     change = (hit - np.where(new, 0.0, np.r_[0.0, hit[:-1]])).astype(np.int64)
     keep = change != 0
-    return events.klass[event[keep]], np.zeros(int(keep.sum()), np.int64), change[keep], score[keep]
+    return owner[event[keep]], np.zeros(int(keep.sum()), np.int64), change[keep], score[keep]
 
 
 def _always(
-    series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, need: np.ndarray, n_classes: int,
+    series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, owner: np.ndarray, need: np.ndarray,
+    n_classes: int,
 ) -> Points:
     """TP changes of the block's events that need no cover (a GTC of 0): detected at every
     threshold up to their series' highest score."""
@@ -586,15 +599,15 @@ def _always(
     free = np.flatnonzero((need <= 0) & np.isin(events.file * n_classes + events.klass, cells))
     first, stop = series.bounds()
     top = [series.scores[first[f] : stop[f], c].max() for f, c in zip(events.file[free], events.klass[free])]
-    return events.klass[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
+    return owner[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
 
 
-def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Points:
+def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice, cells: bool = False) -> Points:
     """The change points of the (file, class) cells marked ``quiet`` among these frames (of whole
     files): cells whose detections all count as false positives (no reference event there, and
     no cross-trigger counted). The number of detections rises by one where the threshold falls
     below a local maximum and drops by one below a local minimum, so these come from the scores
-    alone, for all such cells at once."""
+    alone, for all such cells at once. Keyed by class, or with ``cells`` by (file, class) cell."""
     sample, scores = series.sample[frames], series.scores[frames]
     is_first = np.r_[True, sample[1:] != sample[:-1]]
     is_last = np.r_[sample[1:] != sample[:-1], True]
@@ -602,7 +615,22 @@ def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Poin
     after = np.where(is_last[:, None], -np.inf, np.roll(scores, -1, axis=0))
     delta = ((scores > before).astype(np.int64) - (after > scores)) * (scores > -np.inf)
     frame, klass = np.nonzero((delta != 0) & quiet[sample])
-    return klass, np.ones(len(frame), np.int64), delta[frame, klass], scores[frame, klass]
+    key = sample[frame] * quiet.shape[1] + klass if cells else klass
+    return key, np.ones(len(frame), np.int64), delta[frame, klass], scores[frame, klass]
+
+
+def cell_counts(parts: list[Points], width: int, n_classes: int) -> Counts:
+    """Counts of change points keyed by (file, class) cell: summed per cell and score first (a
+    cell's changes that cancel are no change, as sed_scores_eval takes each file's deltas), then
+    per class and score with one more column, the cells that change there, so a score where two
+    files' changes cancel stays a point (the peer keeps it: its best threshold is centred on it)."""
+    cell, column, sign, score = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros(0, np.int64),) * 4
+    change = np.zeros((len(cell), width + 1))
+    change[np.arange(len(cell)), column] = sign
+    zero = np.zeros(n_classes)
+    per_cell = Counts.of(cell, score, change, zero, zero, 0.0)
+    per_cell.change[:, width] = 1
+    return Counts.of(per_cell.klass % n_classes, per_cell.score, per_cell.change, zero, zero, 0.0)
 
 
 def psd_roc(rocs: list[tuple[np.ndarray, np.ndarray]], alpha_st: float, max_efpr: float) -> tuple[np.ndarray, np.ndarray]:
