@@ -41,8 +41,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalkit.plugin import BaseComponent, ConfigPath, Curve, DataError, ItemSets, PerClass, ScoreSeries
-from evalkit_segments.durations import Durations
+from evalkit.plugin import BaseComponent, Curve, DataError, ItemSets, PerClass, ScoreSeries
+from evalkit_segments.durations import Durations, DurationsSpec, durations_field
 from evalkit_segments.intervals import cell_intervals
 
 SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
@@ -88,10 +88,7 @@ class PSDSParams(BaseModel):
         100.0, gt=0, allow_inf_nan=False, description="the effective FP rate (per unit_of_time) up to which the area is taken",
     )
     unit_of_time: Literal["second", "minute", "hour"] = Field("hour", description="the unit of the FP rates")
-    durations: ConfigPath | None = Field(
-        None, description="a table of audio durations (columns filename and duration, tab- or comma-separated, as "
-        "DCASE ships them); without it a file's duration is the end of its last score frame",
-    )
+    durations: DurationsSpec = durations_field("without it a file's duration is the end of its last score frame")
     time_decimals: int = Field(6, ge=0, le=12, description="times are compared rounded to this many decimals")
     bootstrapped: Folds | None = Field(
         None, description="also sed_scores_eval's bootstrapped_psds: the mean and interval of PSDS over its file "
@@ -325,10 +322,10 @@ class PSDS(BaseComponent[PSDSParams]):
                 row = int(np.argmax(np.isnan(ends)))
                 raise DataError(
                     f"psds: {reference.sample_name(row)!r} has no score frames, so its duration is unknown; "
-                    "give the metric `durations:` (a table of filename and duration)"
+                    "give the metric `durations:` (a table of filename and duration, or `column`)"
                 )
             return ends
-        return self.durations.of([reference.sample_name(row) for row in range(len(reference))])
+        return self.durations.of([reference.sample_name(row) for row in range(len(reference))], reference.source)
 
     def _changes(
         self, series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, n_classes: int,

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
 
-from evalkit.plugin import BaseComponent, ConfigPath, DataError, ItemSets, PerClass, ScoreSeries
-from evalkit_segments.durations import Durations
+from evalkit.plugin import BaseComponent, DataError, ItemSets, PerClass, ScoreSeries
+from evalkit_segments.durations import Durations, DurationsSpec, durations_field
 from evalkit_segments.intervals import cell_intervals
 from evalkit_segments.operating_points import ClassThresholds, Operating, fscores
 from evalkit_segments.psds import Counts
@@ -40,9 +40,8 @@ TIME_DECIMALS = Field(6, ge=0, le=12, description="times are compared rounded to
 class SegmentBasedParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     segment_length: float = Field(1.0, gt=0, allow_inf_nan=False, description="seconds per segment of the grid")
-    durations: ConfigPath | None = Field(
-        None, description="a table of audio durations (columns filename and duration): each file's grid ends "
-        "there; without it at the later of its last score frame and its last reference offset",
+    durations: DurationsSpec = durations_field(
+        "each file's grid ends there; without it at the later of its last score frame and its last reference offset"
     )
     time_decimals: int = TIME_DECIMALS
     beta: float = BETA
@@ -98,7 +97,7 @@ class SegmentBased(ClassThresholds, BaseComponent[SegmentBasedParams]):
             np.maximum.at(last_offset, cell // n_classes, offset)
             duration = np.maximum(ends, last_offset)
         else:
-            duration = self.durations.of([reference.sample_name(row) for row in range(len(reference))])
+            duration = self.durations.of([reference.sample_name(row) for row in range(len(reference))], reference.source)
         n_segments = np.ceil(duration / p.segment_length).astype(np.int64)
         grid = np.round(np.arange(int(n_segments.max(initial=0)) + 1) * p.segment_length, p.time_decimals)
         start = np.cumsum(n_segments) - n_segments  # each file's first segment among all
