@@ -29,13 +29,13 @@ from evalkit_segments.collar import Collar
 from evalkit_segments.collar_scores import CollarBestErrorRate, CollarBestFScore, CollarErrorRate, CollarFScore
 from evalkit_segments.durations import Durations, DurationsSpec, durations_field
 from evalkit_segments.event_based import EventBased
-from evalkit_segments.intersection_based import IntersectionBased
+from evalkit_segments.intersection_based import IntersectionBased, IntersectionErrorRate
 from evalkit_segments.intervals import THRESHOLD, IntervalSimilarity, cell_intervals
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 from evalkit_segments.parquet_events import ParquetEventList
 from evalkit_segments.psds import PSDS
 from evalkit_segments.score_files import ScoreFiles
-from evalkit_segments.segment_based import SegmentBased
+from evalkit_segments.segment_based import SegmentBased, SegmentErrorRate
 
 
 @hookimpl
@@ -60,7 +60,8 @@ def evalkit_register_loaders(register):
 
 @hookimpl
 def evalkit_register_metrics(register):
-    for cls in (PSDS, SegmentBased, IntersectionBased, CollarFScore, CollarBestFScore, CollarErrorRate, CollarBestErrorRate):
+    for cls in (PSDS, SegmentBased, SegmentErrorRate, IntersectionBased, IntersectionErrorRate, CollarFScore,
+                CollarBestFScore, CollarErrorRate, CollarBestErrorRate):
         register(cls)
 
 
