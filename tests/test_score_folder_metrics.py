@@ -495,3 +495,51 @@ def test_error_rates_on_the_bundled_desed_folders_streamed_and_not():
     assert streamed.keys() == got.keys()
     for key, value in got.items():  # the same counts; the class means summed in the same order
         assert streamed[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
+
+
+@pytest.mark.parametrize(("floor", "value"), [("min_precision", 0.6), ("min_recall", 0.5), ("min_recall", 1.0)])
+def test_best_fscore_under_a_floor_equals_sed_scores_eval(tmp_path, floor, value):
+    """segment_based and intersection_based with min_precision / min_recall: the peer's best F,
+    micro F and thresholds (+inf where no threshold reaches the floor: F 0 there, as the peer)."""
+    root = make(tmp_path, 2)
+    args = (str(root / "scores"), str(root / "gt.tsv"))
+    criteria = {"dtc_threshold": 0.5, "gtc_threshold": 0.5}
+    got = ours(root / "gt.tsv", root / "scores",
+               {"name": "segment_based", "durations": str(root / "durations.tsv"), floor: value},
+               {"name": "intersection_based", **criteria, floor: value})
+    for prefix, (f, *_, thresholds, _) in (
+        ("segment", peer(segment_based.best_fscore, *args, str(root / "durations.tsv"), **{floor: value})),
+        ("intersection", peer(intersection_based.best_fscore, *args, **criteria, **{floor: value})),
+    ):
+        assert got[f"{prefix}_best_fscore", None] == pytest.approx(f["macro_average"], **CLOSE)
+        assert got[f"{prefix}_best_fscore_micro", None] == pytest.approx(f["micro_average"], **CLOSE)
+        for c in CLASSES:
+            assert got[f"{prefix}_best_fscore_per_class", c] == pytest.approx(f[c], **CLOSE)
+            assert got[f"{prefix}_best_fscore_threshold", c] == pytest.approx(thresholds[c], **CLOSE)
+        if value == 1.0:
+            assert np.isinf([thresholds[c] for c in CLASSES]).any()  # the case is exercised
+
+
+def test_best_thresholds_of_minus_inf_run_again_as_given_thresholds(tmp_path):
+    """A development set's best thresholds, -inf included (a class best left all detected), are
+    given back as `threshold:`: the F there is the best F (the same counts), for segment_based
+    and intersection_based; the peer's fscore at them agrees."""
+    root = make(tmp_path, 4, files=6)
+    durations = str(root / "durations.tsv")
+    criteria = {"dtc_threshold": 0.1, "gtc_threshold": 0.1}
+    best = ours(root / "gt.tsv", root / "scores", {"name": "segment_based", "durations": durations},
+                {"name": "intersection_based", **criteria})
+    for prefix, metric in (("segment", {"name": "segment_based", "durations": durations}),
+                           ("intersection", {"name": "intersection_based", **criteria})):
+        thresholds = {c: best[f"{prefix}_best_fscore_threshold", c] for c in CLASSES}
+        got = ours(root / "gt.tsv", root / "scores", {**metric, "threshold": thresholds})
+        for c in CLASSES:
+            assert got[f"{prefix}_fscore_per_class", c] == got[f"{prefix}_best_fscore_per_class", c]  # the same point
+    assert -np.inf in {best["segment_best_fscore_threshold", c] for c in CLASSES} | {
+        best["intersection_best_fscore_threshold", c] for c in CLASSES}  # the case is exercised
+    at, *_ = peer(segment_based.fscore, str(root / "scores"), str(root / "gt.tsv"), durations,
+                  {c: best["segment_best_fscore_threshold", c] for c in CLASSES}, segment_length=1.0)
+    for c in CLASSES:
+        assert at[c] == pytest.approx(best["segment_best_fscore_per_class", c], **CLOSE)
+    with pytest.raises(evalkit.errors.ConfigError, match=r"a threshold is a number \(-inf and inf included\), not nan"):
+        ours(root / "gt.tsv", root / "scores", {"name": "segment_based", "threshold": float("nan")})

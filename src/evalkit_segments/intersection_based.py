@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, FiniteFloat
+from pydantic import BaseModel, ConfigDict
 
 from evalkit.plugin import BaseComponent, DataError, ItemSets, ScoreSeries
-from evalkit_segments.operating_points import ClassThresholds, error_rates, fscores
+from evalkit_segments.operating_points import ClassThresholds, Threshold, error_rates, fscores
 from evalkit_segments.psds import DTC, GTC, PSDS, Counts, PSDSParams
 from evalkit_segments.segment_based import AT_THRESHOLD, BETA, MIN_PRECISION, MIN_RECALL, TIME_DECIMALS
 
@@ -32,7 +32,7 @@ class IntersectionParams(BaseModel):
     dtc_threshold: float = DTC
     gtc_threshold: float = GTC
     time_decimals: int = TIME_DECIMALS
-    threshold: FiniteFloat | dict[str, FiniteFloat] | None = AT_THRESHOLD
+    threshold: Threshold | dict[str, Threshold] | None = AT_THRESHOLD
 
 
 C = TypeVar("C", bound=IntersectionParams)

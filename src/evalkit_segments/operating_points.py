@@ -13,14 +13,27 @@ reference instances has no recall: NaN, left out of the means (sed_scores_eval r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import AfterValidator
 
 from evalkit.plugin import DataError, PerClass
 from evalkit_segments.psds import Counts
+
+
+def _a_number(threshold: float) -> float:
+    if math.isnan(threshold):
+        raise ValueError("a threshold is a number (-inf and inf included), not nan")
+    return threshold
+
+
+#: A decision threshold: any number but nan; -inf detects every frame (a best threshold where
+#: detecting everything is best), inf none.
+Threshold = Annotated[float, AfterValidator(_a_number)]
 
 
 @dataclass(frozen=True)

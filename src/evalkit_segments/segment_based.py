@@ -18,12 +18,12 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import BaseComponent, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.durations import Durations, DurationsSpec, durations_field
 from evalkit_segments.intervals import cell_intervals
-from evalkit_segments.operating_points import ClassThresholds, Operating, error_rates, fscores
+from evalkit_segments.operating_points import ClassThresholds, Operating, Threshold, error_rates, fscores
 from evalkit_segments.psds import Counts
 
 BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision in F")
@@ -32,7 +32,7 @@ MIN_RECALL = Field(0.0, ge=0, le=1, description="the best F only among threshold
 AT_THRESHOLD = Field(
     None, description="also the F (or error rates) at this decision threshold (detected: scoring above it), one for "
     "all classes or one per class by name ({Speech: 0.4, Dog: 0.6}: e.g. the best thresholds of a development set), "
-    "as sed_scores_eval's fscore (error_rate)",
+    "as sed_scores_eval's fscore (error_rate); -inf detects every frame, inf none",
 )
 TIME_DECIMALS = Field(6, ge=0, le=12, description="times are compared rounded to this many decimals")
 
@@ -44,7 +44,7 @@ class SegmentGridParams(BaseModel):
         "each file's grid ends there; without it at the later of its last score frame and its last reference offset"
     )
     time_decimals: int = TIME_DECIMALS
-    threshold: FiniteFloat | dict[str, FiniteFloat] | None = AT_THRESHOLD
+    threshold: Threshold | dict[str, Threshold] | None = AT_THRESHOLD
 
 
 G = TypeVar("G", bound=SegmentGridParams)
