@@ -139,3 +139,20 @@ def test_an_inline_reference_has_no_column():
                                         r"column, but the reference is data.reference, not an event-list file"):
         evalkit.run({"name": "inline", "data": {"reference": [[[0.0, 1.0]]], "systems": {"s": [[[0.0, 1.0]]]}},
                      "representation": {"name": "segments", "durations": "column"}, "metrics": ["f1"]})
+
+
+def test_a_duration_column_beside_a_row_index_loads_the_same_events(tmp_path):
+    """DESED_task-style predictions with pandas' unnamed row index and a duration column: the
+    events are those of the plain list, and each extra column is named in a note."""
+    from evalkit_segments.loaders import EventListLoader
+
+    frame = pd.DataFrame({"event_label": ["Speech", "Dog", "Speech"], "onset": [0.5, 2.0, 6.25],
+                          "offset": [1.75, 2.5, 9.0], "filename": ["a.wav", "a.wav", "b.wav"]})
+    frame.assign(duration=10.0).to_csv(tmp_path / "with.tsv", sep="\t")
+    frame.to_csv(tmp_path / "plain.tsv", sep="\t", index=False)
+    loader = EventListLoader(EventListLoader.Params())
+    assert loader.sniff(tmp_path / "with.tsv")
+    got, plain = loader.load(tmp_path / "with.tsv", "s"), loader.load(tmp_path / "plain.tsv", "s")
+    assert (got.ids, got.classes, got.samples) == (plain.ids, plain.classes, plain.samples)
+    assert [note.split(": ", 1)[1][:30] for note in got.notes] == [
+        "column 1 (unnamed) is a row in", "column 6 ('duration') is each "]
