@@ -136,7 +136,7 @@ def test_a_parquet_reference_gives_its_column(tmp_path):
 
 def test_an_inline_reference_has_no_column():
     with pytest.raises(DataError, match=r"segments: `durations: column` reads the reference event list's 'duration' "
-                                        r"column, but the reference is data.reference, not an event-list file"):
+                                        r"column, but the reference is inline data, not an event-list file"):
         evalkit.run({"name": "inline", "data": {"reference": [[[0.0, 1.0]]], "systems": {"s": [[[0.0, 1.0]]]}},
                      "representation": {"name": "segments", "durations": "column"}, "metrics": ["f1"]})
 
@@ -156,3 +156,24 @@ def test_a_duration_column_beside_a_row_index_loads_the_same_events(tmp_path):
     assert (got.ids, got.classes, got.samples) == (plain.ids, plain.classes, plain.samples)
     assert [note.split(": ", 1)[1][:30] for note in got.notes] == [
         "column 1 (unnamed) is a row in", "column 6 ('duration') is each "]
+
+
+@pytest.mark.parametrize("component", [
+    "representation: {name: segments, resolution: 1.0, durations: column}\nmetrics: [f1]",
+    "metrics: [{name: segment_based, durations: column}]",
+    "metrics: [{name: psds, dtc_threshold: 0.7, gtc_threshold: 0.7, durations: column}]",
+])
+def test_validate_refuses_a_reference_without_the_column_as_run_does(tmp_path, component):
+    """The header is read at plan time (``check_reference``): `validate` gives `run`'s message,
+    before any score file is read; with the column it says ok."""
+    from in_process import evalkit_cli
+
+    system = "scores" if "metrics: [{" in component else "sys.tsv"
+    files = write(tmp_path, seeded(1, files=3))
+    (tmp_path / "run.yaml").write_text(f"name: v\ndata: {{reference: gt.tsv, systems: {{s: {system}}}}}\n{component}\n")
+    refused, ran = evalkit_cli("validate", tmp_path / "run.yaml"), evalkit_cli("run", tmp_path / "run.yaml")
+    assert refused.returncode == ran.returncode == 1
+    assert "`durations: column` reads a 'duration' column, but the header names 'filename', 'onset'" in refused.stderr
+    assert refused.stderr == ran.stderr
+    with_column(Path(files["gt"]), Path(files["durations"]), tmp_path / "gt.tsv")
+    assert evalkit_cli("validate", tmp_path / "run.yaml").returncode == 0

@@ -27,7 +27,7 @@ from evalkit.plugin import (
 )
 from evalkit_segments.collar import Collar
 from evalkit_segments.collar_scores import CollarBestErrorRate, CollarBestFScore, CollarErrorRate, CollarFScore
-from evalkit_segments.durations import Durations, DurationsSpec, durations_field
+from evalkit_segments.durations import Durations, DurationsSpec, ReadsDurations, durations_field
 from evalkit_segments.event_based import EventBased
 from evalkit_segments.intersection_based import IntersectionBased, IntersectionErrorRate
 from evalkit_segments.intervals import THRESHOLD, IntervalSimilarity, cell_intervals
@@ -145,7 +145,7 @@ class SegmentsParams(BaseModel):
     threshold: float | None = THRESHOLD
 
 
-class Segments(BaseComponent[SegmentsParams]):
+class Segments(ReadsDurations, BaseComponent[SegmentsParams]):
     """Segments by length: |A| = length of the union, |G ∩ P| = shared length (exact sweep).
 
     With ``resolution``, on sed_eval's segment grid (Mesaros, Heittola & Virtanen, "Metrics for

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +21,8 @@ from evalkit.plugin import ConfigPath, DataError
 
 #: The column of a reference event list that ``durations: column`` reads.
 COLUMN = "duration"
+#: A row of a reference's duration column: ((where, "line N" or "row N"), filename, duration text).
+Row = tuple[tuple[str, str], str, str]
 #: The ``durations`` parameter of the metrics that cut their grid at each file's end.
 DurationsSpec = ConfigPath | Literal["column"] | None
 
@@ -66,6 +68,23 @@ class Durations:
         return found
 
 
+    def check(self, reference: Path | None) -> None:
+        """At plan time, before any data is read: a reference file whose duration column this
+        reads has one (its header), and is a file (None: inline data)."""
+        if self.from_reference:
+            _rows_of(None if reference is None else str(reference), self.who)
+
+
+class ReadsDurations:
+    """A component with ``durations``: `validate` refuses a reference without the column it reads."""
+
+    durations: Durations | None
+
+    def check_reference(self, path: Path | None) -> None:
+        if self.durations is not None:
+            self.durations.check(path)
+
+
 def _stems(seconds: dict[str, float]) -> dict[str, float]:
     stems: dict[str, float] = {}
     for name, value in seconds.items():
@@ -76,13 +95,7 @@ def _stems(seconds: dict[str, float]) -> dict[str, float]:
 def _from_column(reference: str, who: str) -> dict[str, float]:
     """Each file's duration from a reference event list's duration column: every row of a file
     gives it, and they agree (else an error naming the file and its rows)."""
-    path = Path(reference)
-    if not path.is_file():
-        raise DataError(
-            f"{who}: `durations: column` reads the reference event list's '{COLUMN}' column, but the reference is "
-            f"{reference}, not an event-list file; give `durations:` a table of filename and duration"
-        )
-    rows = _parquet_rows(path) if path.suffix.lower() in (".parquet", ".pq") else _text_rows(path)
+    rows = _rows_of(reference, who)
     seen: dict[str, dict[float, list[str]]] = {}
     for (where, at), name, text in rows:
         seconds = _seconds(text)
@@ -93,10 +106,23 @@ def _from_column(reference: str, who: str) -> dict[str, float]:
         if len(values) > 1:
             given = "; ".join(f"{value:g} on {_rows_named(at)}" for value, at in values.items())
             raise DataError(
-                f"{path}: file {name!r} has {len(values)} durations in its '{COLUMN}' column ({given}); every row "
+                f"{reference}: file {name!r} has {len(values)} durations in its '{COLUMN}' column ({given}); every row "
                 "of a file gives the file's duration, so they must agree"
             )
     return {name: next(iter(values)) for name, values in seen.items()}
+
+
+def _rows_of(reference: str | None, who: str) -> Iterator[Row]:
+    """The rows of a reference event list, its header checked now (the rows are read as used)."""
+    if reference is None or not Path(reference).is_file():
+        raise DataError(
+            f"{who}: `durations: column` reads the reference event list's '{COLUMN}' column, but the reference is "
+            f"{reference or 'inline data'}, not an event-list file; give `durations:` a table of filename and duration"
+        )
+    path = Path(reference)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return _parquet_rows(path, *_parquet_columns(path))
+    return _text_rows(path, *_text_columns(path))
 
 
 def _rows_named(at: list[str]) -> str:
@@ -114,30 +140,41 @@ def _seconds(text: str) -> float | None:
     return value if 0 < value < math.inf else None
 
 
-def _text_rows(path: Path) -> Any:
-    """(path:line, filename, duration text) of every row of a tab- or comma-separated list."""
+def _refused(where: str, names: str) -> DataError:
+    return DataError(
+        f"{where}: `durations: column` reads a '{COLUMN}' column, but the header names {names}; add a column "
+        f"'{COLUMN}' (each row: its file's duration in seconds), or give `durations:` a table of filename and duration"
+    )
+
+
+def _text_columns(path: Path) -> tuple[int, int, int]:
+    """The filename and duration columns of a tab- or comma-separated list, and its width."""
     from evalkit_segments.loaders import _COLUMN_OF, _rows
 
     rows = _rows(path)
-    first = next(rows, None)
+    try:
+        first = next(rows, None)
+    finally:
+        rows.close()
     names = [field.lower() for field in first[1]] if first is not None else []
     if COLUMN not in names or "filename" not in {_COLUMN_OF.get(n) for n in names}:
-        rows.close()
-        header = ", ".join(map(repr, first[1])) if first is not None else "none"
-        raise DataError(
-            f"{path}:{first[0] if first is not None else 1}: `durations: column` reads a '{COLUMN}' column, but the "
-            f"header names {header}; add a column '{COLUMN}' (each row: its file's duration in seconds), or give "
-            "`durations:` a table of filename and duration"
-        )
-    file_at = next(i for i, n in enumerate(names) if _COLUMN_OF.get(n) == "filename")
-    at = names.index(COLUMN)
+        raise _refused(f"{path}:{first[0] if first is not None else 1}",
+                       ", ".join(map(repr, first[1])) if first is not None else "nothing")
+    return next(i for i, n in enumerate(names) if _COLUMN_OF.get(n) == "filename"), names.index(COLUMN), len(names)
+
+
+def _text_rows(path: Path, file_at: int, at: int, width: int) -> Iterator[Row]:
+    from evalkit_segments.loaders import _rows
+
+    rows = _rows(path)
+    next(rows, None)  # the header
     for line, fields in rows:  # a file written as its name alone has no duration: an error
-        name, text = (fields[file_at], fields[at]) if len(fields) == len(names) else (fields[0], "")
+        name, text = (fields[file_at], fields[at]) if len(fields) == width else (fields[0], "")
         yield (f"{path}:{line}", f"line {line}"), name, text
 
 
-def _parquet_rows(path: Path) -> Any:
-    """(where, filename, duration text) of every row of a Parquet event list."""
+def _parquet_columns(path: Path) -> tuple[str, str]:
+    """The filename and duration columns of a Parquet event list."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     from evalkit_segments.loaders import _COLUMN_OF
@@ -146,13 +183,18 @@ def _parquet_rows(path: Path) -> Any:
     file_at = next((n for n in names if _COLUMN_OF.get(str(n).strip().lower()) == "filename"), None)
     at = next((n for n in names if str(n).strip().lower() == COLUMN), None)
     if file_at is None or at is None:
-        raise DataError(
-            f"{path}: `durations: column` reads a '{COLUMN}' column, but its columns are {', '.join(map(repr, names))}; "
-            f"add a column '{COLUMN}' (each row: its file's duration in seconds), or give `durations:` a table"
-        )
+        raise _refused(str(path), ", ".join(map(repr, names)))
+    return file_at, at
+
+
+def _parquet_rows(path: Path, file_at: str, at: str) -> Iterator[Row]:
+    import pyarrow.parquet as pq
+
     table = pq.read_table(path, columns=[file_at, at]).to_pydict()
     for row, (name, value) in enumerate(zip(table[file_at], table[at]), start=1):
         yield (f"{path}, row {row}", f"row {row}"), str(name).strip(), "" if value is None else str(value)
+
+
 def _stem(name: str) -> str:
     return name.rsplit(".", 1)[0]
 

@@ -42,7 +42,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalkit.plugin import BaseComponent, Curve, DataError, ItemSets, PerClass, ScoreSeries
-from evalkit_segments.durations import Durations, DurationsSpec, durations_field
+from evalkit_segments.durations import Durations, DurationsSpec, ReadsDurations, durations_field
 from evalkit_segments.intervals import cell_intervals
 
 SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
@@ -224,7 +224,7 @@ class FileCounts:
         return of
 
 
-class PSDS(BaseComponent[PSDSParams]):
+class PSDS(ReadsDurations, BaseComponent[PSDSParams]):
     """The Polyphonic Sound Detection Score of score series against event lists (``psds`` and
     ``psds_per_class``), equal to sed_scores_eval's ``intersection_based.psds``, and the PSD-ROC
     it is the area of (``psd_roc``, drawn in reports)."""

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import BaseComponent, DataError, ItemSets, PerClass, ScoreSeries
-from evalkit_segments.durations import Durations, DurationsSpec, durations_field
+from evalkit_segments.durations import Durations, DurationsSpec, ReadsDurations, durations_field
 from evalkit_segments.intervals import cell_intervals
 from evalkit_segments.operating_points import ClassThresholds, Operating, Threshold, error_rates, fscores
 from evalkit_segments.psds import Counts
@@ -59,7 +59,7 @@ class SegmentBasedParams(SegmentGridParams):
     )
 
 
-class SegmentCounts(ClassThresholds, BaseComponent[G]):
+class SegmentCounts(ReadsDurations, ClassThresholds, BaseComponent[G]):
     """The state of the segment-based measures: per class and segment score, the positive and
     negative segments (the module's)."""
 
