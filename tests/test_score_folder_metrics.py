@@ -543,3 +543,23 @@ def test_best_thresholds_of_minus_inf_run_again_as_given_thresholds(tmp_path):
         assert at[c] == pytest.approx(best["segment_best_fscore_per_class", c], **CLOSE)
     with pytest.raises(evalkit.errors.ConfigError, match=r"a threshold is a number \(-inf and inf included\), not nan"):
         ours(root / "gt.tsv", root / "scores", {"name": "segment_based", "threshold": float("nan")})
+
+
+def test_intersection_best_threshold_where_frames_of_a_file_without_events_cancel(tmp_path):
+    """In x1 (no reference event of a) one frame of 0.5 ends a detection and another starts one,
+    so x1's count of false positives does not change at 0.5; the peer takes such a file's
+    changes frame by frame (its fast path for files without events) and keeps 0.5, so its best
+    threshold, at 0.6 where x3's event is found, is centred between 0.6 and 0.5, not 0.1."""
+    scores = {"x1": [0.95, 0.5, 0.97, 0.05, 0.5, 0.02], "x3": [0.6, 0.6, 0.1, 0.1]}
+    (tmp_path / "scores").mkdir()
+    for name, column in scores.items():
+        write_sed_scores(np.c_[column, np.zeros(len(column))], tmp_path / "scores" / f"{name}.tsv",
+                         timestamps=np.arange(len(column) + 1) * 0.5, event_classes=["a", "b"])
+    (tmp_path / "gt.tsv").write_text("filename\tonset\toffset\tevent_label\nx1.wav\t\t\t\n"
+                                     "x3.wav\t0.0\t1.0\ta\nx3.wav\t0.0\t1.0\tb\n")
+    got = ours(tmp_path / "gt.tsv", tmp_path / "scores",
+               {"name": "intersection_based", "dtc_threshold": 0.7, "gtc_threshold": 0.7, "threshold": 0.5})
+    _, _, _, thresholds, _ = peer(intersection_based.best_fscore, str(tmp_path / "scores"), str(tmp_path / "gt.tsv"),
+                                  dtc_threshold=0.7, gtc_threshold=0.7)
+    assert thresholds["a"] == pytest.approx((0.6 + 0.5) / 2, rel=1e-15)  # the constructed case: the peer keeps 0.5
+    check_intersection_based(got, tmp_path / "scores", tmp_path / "gt.tsv", "ab", 0.7, 0.7, 0.5)

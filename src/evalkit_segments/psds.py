@@ -283,8 +283,10 @@ class PSDS(ReadsDurations, BaseComponent[PSDSParams]):
     def counts(self, reference: ItemSets, series: ScoreSeries, duration: float, cells: bool = False) -> Counts:
         """The counts of score series against their files' reference events, with the files'
         ``duration`` in seconds (the intersection-based F reads them without one: 0). With
-        ``cells``, a last column counts the (file, class) cells changing at each score
-        (:func:`cell_counts`): a score stays where two files' changes cancel."""
+        ``cells``, a last column counts the changes sed_scores_eval keeps at each score: a
+        score stays where two files' changes cancel. Of a cell with reference events a change is
+        its counts' net change at a score (:func:`cell_counts`); of one without, each frame's
+        change in the number of detections, as the peer takes those frame by frame."""
         n_classes = len(reference.classes)
         cell, onset, offset = cell_intervals(reference)
         order = np.lexsort((np.arange(len(cell)), cell))  # by cell, in the listed order
@@ -304,11 +306,15 @@ class PSDS(ReadsDurations, BaseComponent[PSDSParams]):
         counts = Counts.tally([], width + cells, n_ref, t_ref, duration)
         tally = (lambda parts: cell_counts(parts, width, n_classes)) if cells else (
             lambda parts: Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0))
+        quiet_tally = (lambda parts: Counts.tally(parts + [(k, np.full(len(k), width), np.ones(len(k), np.int64), s)
+                                                           for k, _, _, s in parts], width + 1, 0 * n_ref, 0 * t_ref, 0.0)
+                       ) if cells else tally
         parts: list[Points] = []
         for frames in file_blocks(series, max(BLOCK_FRAMES // n_classes, 1)):
-            parts.append(quiet_changes(series, ~noisy, frames, cells))
+            parts.append(quiet_changes(series, ~noisy, frames))
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
-                counts, parts = counts + tally(parts), []
+                counts, parts = counts + quiet_tally(parts), []
+        counts, parts = counts + quiet_tally(parts), []
         for block in noisy_blocks(series, noisy):
             parts += self._changes(series, block, events, n_classes, cells)
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
@@ -599,12 +605,12 @@ def _always(
     return owner[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
 
 
-def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice, cells: bool = False) -> Points:
+def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Points:
     """The change points of the (file, class) cells marked ``quiet`` among these frames (of whole
     files): cells whose detections all count as false positives (no reference event there, and
     no cross-trigger counted). The number of detections rises by one where the threshold falls
     below a local maximum and drops by one below a local minimum, so these come from the scores
-    alone, for all such cells at once. Keyed by class, or with ``cells`` by (file, class) cell."""
+    alone, for all such cells at once."""
     sample, scores = series.sample[frames], series.scores[frames]
     is_first = np.r_[True, sample[1:] != sample[:-1]]
     is_last = np.r_[sample[1:] != sample[:-1], True]
@@ -612,13 +618,13 @@ def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice, cells: 
     after = np.where(is_last[:, None], -np.inf, np.roll(scores, -1, axis=0))
     delta = ((scores > before).astype(np.int64) - (after > scores)) * (scores > -np.inf)
     frame, klass = np.nonzero((delta != 0) & quiet[sample])
-    key = sample[frame] * quiet.shape[1] + klass if cells else klass
-    return key, np.ones(len(frame), np.int64), delta[frame, klass], scores[frame, klass]
+    return klass, np.ones(len(frame), np.int64), delta[frame, klass], scores[frame, klass]
 
 
 def cell_counts(parts: list[Points], width: int, n_classes: int) -> Counts:
     """Counts of change points keyed by (file, class) cell: summed per cell and score first (a
-    cell's changes that cancel are no change, as sed_scores_eval takes each file's deltas), then
+    cell's changes that cancel are no change, as sed_scores_eval takes a file's deltas where it
+    has reference events), then
     per class and score with one more column, the cells that change there, so a score where two
     files' changes cancel stays a point (the peer keeps it: its best threshold is centred on it)."""
     cell, column, sign, score = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros(0, np.int64),) * 4
