@@ -9,10 +9,11 @@ PSDS's (:meth:`evalkit_segments.psds.PSDS.counts`, without cross-triggers): TPs 
 and distinct score, which add up across files, so a streamed or Dask run takes them.
 
 sed_scores_eval keeps every score at which some file's counts change, also where the changes of
-two files cancel, and centres a best threshold between its score and the next lower one kept. So
-the counts here carry a third column, the (file, class) cells that change at each score
-(:func:`evalkit_segments.psds.cell_counts`): such a score stays, and the best thresholds are the
-peer's.
+two files cancel (and, in a file without reference events of the class, every score where a
+frame starts or ends a detection), and centres a best threshold between its score and the next
+lower one kept. So the counts here carry a third column counting those changes at each score
+(:meth:`evalkit_segments.psds.PSDS.counts` with ``cells``): such a score stays, and the best
+thresholds are the peer's.
 """
 
 from __future__ import annotations
