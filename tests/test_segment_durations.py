@@ -43,6 +43,19 @@ def test_segment_based_with_the_column_equals_sed_scores_eval_on_desed(tmp_path)
     table = ours(DESED / "reference.tsv", DESED / "baseline",
                  {"name": "segment_based", "threshold": 0.5, "durations": str(DESED / "durations.tsv")})
     assert got == table  # the same inputs, the same computation
+    # segments on the score files at 0.5, cut at the column's durations: the peer's fscore
+    f, precision, recall, _ = peer(segment_based.fscore, str(DESED / "baseline"), str(DESED / "reference.tsv"),
+                                   str(DESED / "durations.tsv"), 0.5, segment_length=1.0)
+    results = evalkit.run({
+        "name": "desed", "data": {"reference": str(reference), "systems": {"s": str(DESED / "baseline")}},
+        "representation": {"name": "segments", "resolution": 1.0, "threshold": 0.5, "durations": "column"},
+        "averaging": ["micro", "none"], "metrics": ["precision", "recall", "f1"],
+    })
+    rows = {(row.averaging, row.metric, row.class_): row.value for row in results.rows}
+    for metric, expected in (("f1", f), ("precision", precision), ("recall", recall)):
+        assert rows["micro", metric, None] == pytest.approx(expected["micro_average"], rel=1e-12)
+        for c in classes:
+            assert rows["none", metric, c] == pytest.approx(expected[c], rel=1e-12, nan_ok=True), (metric, c)
 
 
 def test_psds_with_the_column_is_psds_with_the_table(tmp_path):
