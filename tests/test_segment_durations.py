@@ -190,3 +190,23 @@ def test_validate_refuses_a_reference_without_the_column_as_run_does(tmp_path, c
     assert refused.stderr == ran.stderr
     with_column(Path(files["gt"]), Path(files["durations"]), tmp_path / "gt.tsv")
     assert evalkit_cli("validate", tmp_path / "run.yaml").returncode == 0
+
+
+@pytest.mark.slow  # a LocalCluster on loopback
+def test_a_dask_run_reads_the_column_on_its_workers(tmp_path):
+    """Each worker reads the reference's duration column itself (by the reference's path): the
+    same numbers as in memory, for segment_based and psds."""
+    from distributed import LocalCluster
+
+    reference = with_column(DESED / "reference.tsv", DESED / "durations.tsv", tmp_path / "reference.tsv")
+    metrics = ({"name": "segment_based", "threshold": 0.5, "durations": "column"},
+               {"name": "psds", "dtc_threshold": 0.7, "gtc_threshold": 0.7, "durations": "column"})
+    memory = ours(reference, DESED / "baseline", *metrics)
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
+        data = {"reference": str(reference), "systems": {"s": str(DESED / "baseline")}}
+        engine = {"name": "dask", "address": cluster.scheduler_address, "partition_rows": 4}
+        dask = {(r.metric, r.class_): r.value
+                for r in evalkit.run({"name": "d", "metrics": list(metrics), "data": data, "engine": engine}).rows}
+    assert dask.keys() == memory.keys()
+    for key, value in memory.items():  # partitions' counts and durations summed in another order
+        assert dask[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
