@@ -227,3 +227,32 @@ def test_the_bundled_sound_events_config_equals_sed_eval(monkeypatch):
                                   ("deletion_rate", er["deletion_rate"]), ("insertion_rate", er["insertion_rate"])):
                 assert got[(system, representation, metric)] == pytest.approx(value, rel=1e-9, abs=1e-12), \
                     (system, representation, metric)
+
+
+@pytest.mark.parametrize("kind", ["segment", "event"])
+def test_class_wise_average_error_rates_equal_sed_eval_with_no_substitution_rate(tmp_path, kind):
+    """sed_eval's class-wise average (``results_class_wise_average_metrics()["error_rate"]``) is the
+    mean of the classes' ER, D and I, and has no substitution rate: `macro` with `undefined: skip`
+    gives the same three, and no substitution_rate row (the default macro neither), while micro has
+    one. (A class never in the reference is left out here: sed_eval divides its I by machine eps,
+    an ER of about 1e16 that its mean then carries; evalkit's skip leaves the undefined rate out.)"""
+    reference, system = event_lists(1)
+    system = [r for r in system if r["event_label"] != "cat"]  # never predicted: ER 1 (all deleted), in both
+    representation = ({"name": "segments", "resolution": 1.0} if kind == "segment"
+                      else {"name": "event_based", "t_collar": 0.2, "percentage_of_length": 0.5})
+    labelled = {"name": "events", "labels": LABELS}
+    results = evalkit.run({
+        "name": "class-wise", "data": {"reference": {"path": write(tmp_path / "ref.tsv", reference), "loader": labelled},
+                                       "systems": {"s": {"path": write(tmp_path / "sys.tsv", system), "loader": labelled}}},
+        "representation": representation, "averaging": ["micro", {"name": "macro", "undefined": "skip"}, "macro"],
+        "metrics": ["error_rate", "substitution_rate", "deletion_rate", "insertion_rate"],
+    })
+    got = {(r.averaging, r.metric): r.value for r in results.rows if r.class_ is None}
+    expected = (peer(reference, system, 1.0) if kind == "segment"
+                else event_peer(reference, system, t_collar=0.2, percentage_of_length=0.5))
+    average = expected.results_class_wise_average_metrics()["error_rate"]
+    assert set(average) == {"error_rate", "deletion_rate", "insertion_rate"}  # the peer's: no substitution rate
+    skip = "macro(undefined=skip)"
+    for metric in ("error_rate", "deletion_rate", "insertion_rate"):
+        assert got[(skip, metric)] == pytest.approx(average[metric], rel=1e-9), metric
+    assert {a for a, m in got if m == "substitution_rate"} == {"micro"}

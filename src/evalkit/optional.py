@@ -36,7 +36,14 @@ class OptionalMember:
 
 #: kind name -> the optional members of its components. A name means the same in every kind.
 OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
-    "representation": (),
+    "representation": (
+        OptionalMember(
+            "check_reference", None, "called on a representation or a data metric once at plan time with the "
+            "reference's file (None: inline data), "
+            "to refuse now what reading the data would refuse later, such as a column it reads from the reference "
+            "that the file's header lacks (`validate` then refuses what `run` would)", "(path)",
+        ),
+    ),
     "similarity": (
         OptionalMember(
             "symmetric", False, "promises sim(x, y) = sim(y, x) (and sim(x, x) = 1), so soft "

@@ -203,6 +203,7 @@ def build_plan(loaded: LoadedConfig, registry: Registry, where: Where | None = N
     if kind == "matrix":
         _check_item_folders(plan)
         _check_classes(plan)
+    _check_reference(plan)
     if cfg.engine.name == "dask":
         _check_dask(where)
     if job.settings.partitioned:
@@ -249,6 +250,15 @@ def _check_item_folders(plan: Plan) -> None:
                     f"{', '.join(readers)} {verb} membership matrices; score files against an event list are read by "
                     f"the data metrics {', '.join(metrics)} (`evalkit plugins` lists their parameters)"
                 )
+
+
+def _check_reference(plan: Plan) -> None:
+    """Components that read more of the reference file than its data (``check_reference``: a
+    column of clip durations) look at it now, so `validate` refuses what `run` would."""
+    for component in (*plan.axes.representations, *plan.axes.data_metrics):
+        check = optional(component.obj, "check_reference")
+        if check is not None:
+            check(plan.reference.full)
 
 
 def _check_classes(plan: Plan) -> None:

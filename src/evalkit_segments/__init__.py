@@ -18,7 +18,6 @@ from evalkit.plugin import (
     BaseComponent,
     CardinalityTable,
     Cells,
-    ConfigPath,
     DataError,
     ItemSets,
     Similarity,
@@ -28,15 +27,15 @@ from evalkit.plugin import (
 )
 from evalkit_segments.collar import Collar
 from evalkit_segments.collar_scores import CollarBestErrorRate, CollarBestFScore, CollarErrorRate, CollarFScore
-from evalkit_segments.durations import Durations
+from evalkit_segments.durations import Durations, DurationsSpec, ReadsDurations, durations_field
 from evalkit_segments.event_based import EventBased
-from evalkit_segments.intersection_based import IntersectionBased
+from evalkit_segments.intersection_based import IntersectionBased, IntersectionErrorRate
 from evalkit_segments.intervals import THRESHOLD, IntervalSimilarity, cell_intervals
 from evalkit_segments.loaders import EventListLoader, MaestroSoftLabels
 from evalkit_segments.parquet_events import ParquetEventList
 from evalkit_segments.psds import PSDS
 from evalkit_segments.score_files import ScoreFiles
-from evalkit_segments.segment_based import SegmentBased
+from evalkit_segments.segment_based import SegmentBased, SegmentErrorRate
 
 
 @hookimpl
@@ -61,7 +60,8 @@ def evalkit_register_loaders(register):
 
 @hookimpl
 def evalkit_register_metrics(register):
-    for cls in (PSDS, SegmentBased, IntersectionBased, CollarFScore, CollarBestFScore, CollarErrorRate, CollarBestErrorRate):
+    for cls in (PSDS, SegmentBased, SegmentErrorRate, IntersectionBased, IntersectionErrorRate, CollarFScore,
+                CollarBestFScore, CollarErrorRate, CollarBestErrorRate):
         register(cls)
 
 
@@ -136,18 +136,16 @@ class SegmentsParams(BaseModel):
         "floor(onset / resolution) to ceil(offset / resolution) - 1, and lengths count segments "
         "(none: exact lengths in seconds)",
     )
-    durations: ConfigPath | None = Field(
-        None,
-        description="a table of clip durations (columns filename and duration, as DCASE's durations.tsv): each "
-        "file ends there, on the grid after ceil(duration / resolution) segments, and an event past the end is "
-        "cut at it, as sed_scores_eval's segment-based metrics (audio_durations) and sed_eval's "
+    durations: DurationsSpec = durations_field(
+        "each file ends there, on the grid after ceil(duration / resolution) segments, and an event past the end "
+        "is cut at it, as sed_scores_eval's segment-based metrics (audio_durations) and sed_eval's "
         "evaluated_length_seconds cut them (none: a file reaches its last offset on either side, as sed_eval's "
-        "default)",
+        "default)"
     )
     threshold: float | None = THRESHOLD
 
 
-class Segments(BaseComponent[SegmentsParams]):
+class Segments(ReadsDurations, BaseComponent[SegmentsParams]):
     """Segments by length: |A| = length of the union, |G ∩ P| = shared length (exact sweep).
 
     With ``resolution``, on sed_eval's segment grid (Mesaros, Heittola & Virtanen, "Metrics for
@@ -190,7 +188,7 @@ class Segments(BaseComponent[SegmentsParams]):
         """Where each file ends, in the units of :meth:`_on_grid` (None: nowhere)."""
         if self.durations is None:
             return None
-        seconds = self.durations.of([reference.sample_name(row) for row in range(len(reference))])
+        seconds = self.durations.of([reference.sample_name(row) for row in range(len(reference))], reference.source)
         resolution = self.params.resolution
         # ceil(duration / resolution) segments: sed_scores_eval's n_segments, sed_eval's evaluated_length_segments
         return seconds if resolution is None else np.ceil(seconds / resolution)

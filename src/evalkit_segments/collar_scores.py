@@ -22,11 +22,12 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.plugin import BaseComponent, Curve, CurvePerClass, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.event_based import maximum_matching
 from evalkit_segments.intervals import cell_intervals
+from evalkit_segments.operating_points import Threshold
 from evalkit_segments.psds import BLOCK_FRAMES, Counts, file_blocks, noisy_blocks, quiet_changes, refuse_connected, runs
 
 TP, FP, FILES = 0, 1, 2
@@ -47,17 +48,10 @@ BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall again
 
 
 class ErrorRateParams(CollarParams):
-    threshold: float | dict[str, float] = Field(
+    threshold: Threshold | dict[str, Threshold] = Field(
         ..., description="the decision threshold (a frame scoring above it is detected): one number, or one per class "
         "({dog: 0.4, ...}, as best thresholds are reported; -inf detects every frame, inf none)",
     )
-
-    @field_validator("threshold")
-    @classmethod
-    def _a_number(cls, threshold: float | dict[str, float]) -> float | dict[str, float]:
-        if np.isnan(list(threshold.values()) if isinstance(threshold, dict) else [threshold]).any():
-            raise ValueError("a threshold is a number (-inf and inf included), not nan")
-        return threshold
 
 
 class FScoreParams(ErrorRateParams):

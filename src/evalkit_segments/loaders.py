@@ -52,6 +52,9 @@ IGNORED_NAMES = ("scene_label", "identifier", "source_label")
 #: A row-index column's header name: pandas writes an unnamed one (``to_csv`` with its default
 #: ``index=True``), or one named ``index`` (``reset_index``). Read as what it is: ignored.
 INDEX_NAMES = ("", "index", "unnamed: 0")
+#: A clip's duration on each of its rows (DCASE metadata): no part of an event, read by the
+#: metrics given ``durations: column`` (:mod:`evalkit_segments.durations`).
+DURATION_NAME = "duration"
 
 
 class LabelsParams(BaseModel):
@@ -135,38 +138,44 @@ def _rows(path: Path) -> Generator[tuple[int, list[str]], None, None]:
 
 
 def _header(fields: list[str]) -> bool:
-    """A first row is a header when it has four or five non-empty fields (after an unnamed
+    """A first row is a header when it has four to seven non-empty fields (after an unnamed
     index column) and no two numbers where a layout puts the onset and offset."""
     named = fields[1:] if fields and not fields[0] else fields
-    return len(named) in (4, 5, 6) and all(named) and _timed_at(fields) is None
+    return 4 <= len(named) <= 7 and all(named) and _timed_at(fields) is None
 
 
 def _known_header(fields: list[str]) -> bool:
-    """The four columns named once each, and besides them at most a row index and one score or
-    ignored column."""
+    """The four columns named once each, and besides them at most a row index, a duration and
+    one score or ignored column."""
     names = [f.lower() for f in fields]
     extra = [n for n in names if n not in _COLUMN_OF]
     index = [n for n in extra if n in INDEX_NAMES]
-    other = [n for n in extra if n not in INDEX_NAMES]
+    other = [n for n in extra if n not in INDEX_NAMES + (DURATION_NAME,)]
     return {_COLUMN_OF.get(n) for n in names} - {None} == set(COLUMNS) and len(names) - len(extra) == 4 and (
-        len(index) <= 1 and len(other) <= 1 and all(n in SCORE_NAMES + IGNORED_NAMES for n in other)
+        len(index) <= 1 and extra.count(DURATION_NAME) <= 1 and len(other) <= 1
+        and all(n in SCORE_NAMES + IGNORED_NAMES for n in other)
     )
 
 
-def index_note(path: Path) -> str | None:
-    """What a list's row-index column became, when its header has one."""
+def index_notes(path: Path) -> tuple[str, ...]:
+    """What a list's row-index and duration columns became, when its header has them."""
     rows = _rows(path)
     try:
         first = next(rows, None)
     finally:
         rows.close()
     if first is None or not _header(first[1]) or not _known_header(first[1]):
-        return None
-    at = next((i for i, name in enumerate(first[1]) if name.lower() in INDEX_NAMES), None)
-    if at is None:
-        return None
-    name = repr(first[1][at]) if first[1][at] else "unnamed"
-    return f"{path}: column {at + 1} ({name}) is a row index, as pandas writes one; ignored"
+        return ()
+    notes = []
+    for at, name in enumerate(first[1]):
+        if name.lower() in INDEX_NAMES:
+            shown = repr(name) if name else "unnamed"
+            notes.append(f"{path}: column {at + 1} ({shown}) is a row index, as pandas writes one; ignored")
+        elif name.lower() == DURATION_NAME:
+            notes.append(f"{path}: column {at + 1} ({name!r}) is each row's clip duration, no part of an event: a "
+                         "reference's is read by the metrics given `durations: column` (segments, segment_based, psds), "
+                         "else it is ignored")
+    return tuple(notes)
 
 
 def _timed_at(fields: list[str]) -> int | None:
@@ -233,9 +242,9 @@ class EventListLoader(BaseComponent[EventListParams]):
         fields = first[1]
         if not any(fields[1:]):  # a filename alone: a file without events
             return True
-        if len(fields) not in (4, 5, 6):
-            return False
-        return (len(fields) < 6 and _timed_at(fields) is not None) or _known_header(fields)
+        if len(fields) in (4, 5) and _timed_at(fields) is not None:
+            return True
+        return 4 <= len(fields) <= 8 and _known_header(fields)
 
     def diagnose(self, path: Path) -> str | None:
         """A header that names two or more of an event list's columns but is not one: what
@@ -261,17 +270,17 @@ class EventListLoader(BaseComponent[EventListParams]):
         items = fast or self._load_rows(path, order, header_line, width, score_at)
         assert isinstance(items.samples, Intervals), "both readers hold the events as columns"
         items.samples.merge = self.params.merge
-        note = index_note(path)
-        return replace(items, notes=(note,)) if note else items
+        notes = index_notes(path)
+        return replace(items, notes=notes) if notes else items
 
     def stream(self, path: Path, role: str, rows: int, start: int = 0) -> Iterator[ItemSets]:
         """The files from the ``start``-th (first-seen order, as :meth:`load` numbers them) as item
         sets of at most ``rows`` files, read a block at a time (column by column, or row by row
         from where that reader stops, as :meth:`load`), each with the classes of the whole list
         (a first pass reads the label column alone). A file's rows must be together."""
-        note = index_note(path)
+        notes = index_notes(path)
         for chunk in self._chunks(path, rows, start):
-            yield replace(chunk, notes=(note,)) if note else chunk
+            yield replace(chunk, notes=notes) if notes else chunk
 
     def _chunks(self, path: Path, rows: int, start: int) -> Iterator[ItemSets]:
         layout = self._layout(path)
@@ -446,8 +455,8 @@ def _layout(path: Path) -> Layout:
             f"{path}:{line}: the first row looks like a header (its onset or offset is "
             f"not a number) but names the columns {', '.join(map(repr, fields))}; "
             "expected " + ", ".join("|".join(a) for a in HEADER_NAMES.values())
-            + f", and optionally one of {', '.join(SCORE_NAMES + IGNORED_NAMES)} and a row index (an unnamed "
-            "first column, or 'index')"
+            + f", and optionally one of {', '.join(SCORE_NAMES + IGNORED_NAMES)}, a '{DURATION_NAME}' (each file's "
+            "clip duration) and a row index (an unnamed first column, or 'index')"
         )
     names = [f.lower() for f in fields]
     position = {_COLUMN_OF[n]: i for i, n in enumerate(names) if n in _COLUMN_OF}

@@ -13,14 +13,27 @@ reference instances has no recall: NaN, left out of the means (sed_scores_eval r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import AfterValidator
 
 from evalkit.plugin import DataError, PerClass
 from evalkit_segments.psds import Counts
+
+
+def _a_number(threshold: float) -> float:
+    if math.isnan(threshold):
+        raise ValueError("a threshold is a number (-inf and inf included), not nan")
+    return threshold
+
+
+#: A decision threshold: any number but nan; -inf detects every frame (a best threshold where
+#: detecting everything is best), inf none.
+Threshold = Annotated[float, AfterValidator(_a_number)]
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,19 @@ class Operating:
         p, r = self.precision_recall()
         f = np.where((p < min_precision) | (r < min_recall), 0.0, f_beta(p, r, beta))
         k = len(f) - 1 - int(np.argmax(f[::-1]))
-        return k, float((self.scores[k] + self.scores[k - 1]) / 2) if k > 0 else -np.inf
+        return k, self.centred(k)
+
+    def lowest_error(self) -> tuple[int, float]:
+        """The point of the lowest error rate (the highest score among equals) and its threshold,
+        centred as :meth:`best`'s."""
+        er = (self.fp + self.n_ref - self.tp) / self.n_ref
+        k = len(er) - 1 - int(np.argmin(er[::-1]))
+        return k, self.centred(k)
+
+    def centred(self, k: int) -> float:
+        """The threshold of point ``k``: between its score and the next lower one (-inf for the
+        lowest: every frame detected)."""
+        return float((self.scores[k] + self.scores[k - 1]) / 2) if k > 0 else -np.inf
 
     def average_precision(self) -> float:
         """Σ precision × recall step over the distinct recalls, each at its highest precision."""
@@ -130,6 +155,34 @@ def fscores(
         out = {name: float(f[defined].mean()), f"{name}_micro": float(micro), f"{name}_per_class": PerClass(f)}
     if threshold is None:
         out[f"{name}_threshold"] = PerClass(threshold_of)
+    return out
+
+
+def error_rates(name: str, state: Counts, threshold: np.ndarray | None = None) -> dict[str, Any]:
+    """Each class's error rate, (insertions + deletions) / reference instances (a class alone has
+    no substitutions), with its insertion and deletion rates, at its ``threshold`` or at its
+    lowest error rate (None): ``name_error_rate`` (the mean over classes with reference
+    instances, as sed_scores_eval's ``macro_average``), ``name_insertion_rate``,
+    ``name_deletion_rate``, each also ``_per_class``, and for the lowest, the thresholds
+    (``name_error_rate_threshold``)."""
+    n = len(state.n_ref)
+    defined = state.n_ref > 0
+    tp, fp, threshold_of = np.zeros(n), np.zeros(n), np.full(n, np.nan)
+    for c in np.flatnonzero(defined):
+        points = Operating.of(state, int(c))
+        if threshold is None:
+            k, threshold_of[c] = points.lowest_error()
+        else:
+            k = points.at(float(threshold[c]))
+        tp[c], fp[c] = points.tp[k], points.fp[k]
+    n_ref = np.where(defined, state.n_ref, np.nan)
+    out: dict[str, Any] = {}
+    for kind, rate in (("error_rate", (fp + n_ref - tp) / n_ref), ("insertion_rate", fp / n_ref),
+                       ("deletion_rate", (n_ref - tp) / n_ref)):
+        out[f"{name}_{kind}"] = float(rate[defined].mean()) if defined.any() else np.nan
+        out[f"{name}_{kind}_per_class"] = PerClass(rate)
+    if threshold is None:
+        out[f"{name}_error_rate_threshold"] = PerClass(threshold_of)
     return out
 
 

@@ -41,8 +41,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalkit.plugin import BaseComponent, ConfigPath, Curve, DataError, ItemSets, PerClass, ScoreSeries
-from evalkit_segments.durations import Durations
+from evalkit.plugin import BaseComponent, Curve, DataError, ItemSets, PerClass, ScoreSeries
+from evalkit_segments.durations import Durations, DurationsSpec, ReadsDurations, durations_field
 from evalkit_segments.intervals import cell_intervals
 
 SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
@@ -88,10 +88,7 @@ class PSDSParams(BaseModel):
         100.0, gt=0, allow_inf_nan=False, description="the effective FP rate (per unit_of_time) up to which the area is taken",
     )
     unit_of_time: Literal["second", "minute", "hour"] = Field("hour", description="the unit of the FP rates")
-    durations: ConfigPath | None = Field(
-        None, description="a table of audio durations (columns filename and duration, tab- or comma-separated, as "
-        "DCASE ships them); without it a file's duration is the end of its last score frame",
-    )
+    durations: DurationsSpec = durations_field("without it a file's duration is the end of its last score frame")
     time_decimals: int = Field(6, ge=0, le=12, description="times are compared rounded to this many decimals")
     bootstrapped: Folds | None = Field(
         None, description="also sed_scores_eval's bootstrapped_psds: the mean and interval of PSDS over its file "
@@ -227,7 +224,7 @@ class FileCounts:
         return of
 
 
-class PSDS(BaseComponent[PSDSParams]):
+class PSDS(ReadsDurations, BaseComponent[PSDSParams]):
     """The Polyphonic Sound Detection Score of score series against event lists (``psds`` and
     ``psds_per_class``), equal to sed_scores_eval's ``intersection_based.psds``, and the PSD-ROC
     it is the area of (``psd_roc``, drawn in reports)."""
@@ -283,9 +280,13 @@ class PSDS(BaseComponent[PSDSParams]):
                   for row in range(len(reference))),
         )
 
-    def counts(self, reference: ItemSets, series: ScoreSeries, duration: float) -> Counts:
+    def counts(self, reference: ItemSets, series: ScoreSeries, duration: float, cells: bool = False) -> Counts:
         """The counts of score series against their files' reference events, with the files'
-        ``duration`` in seconds (the intersection-based F reads them without one: 0)."""
+        ``duration`` in seconds (the intersection-based F reads them without one: 0). With
+        ``cells``, a last column counts the changes sed_scores_eval keeps at each score: a
+        score stays where two files' changes cancel. Of a cell with reference events a change is
+        its counts' net change at a score (:func:`cell_counts`); of one without, each frame's
+        change in the number of detections, as the peer takes those frame by frame."""
         n_classes = len(reference.classes)
         cell, onset, offset = cell_intervals(reference)
         order = np.lexsort((np.arange(len(cell)), cell))  # by cell, in the listed order
@@ -302,17 +303,23 @@ class PSDS(BaseComponent[PSDSParams]):
         if cross:  # triggers counted, every class of a file with any
             noisy[noisy.any(axis=1)] = True
         events = Events(cell // n_classes, per_class, onset, offset, series.n_samples)
-        counts = Counts.tally([], width, n_ref, t_ref, duration)
+        counts = Counts.tally([], width + cells, n_ref, t_ref, duration)
+        tally = (lambda parts: cell_counts(parts, width, n_classes)) if cells else (
+            lambda parts: Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0))
+        quiet_tally = (lambda parts: Counts.tally(parts + [(k, np.full(len(k), width), np.ones(len(k), np.int64), s)
+                                                           for k, _, _, s in parts], width + 1, 0 * n_ref, 0 * t_ref, 0.0)
+                       ) if cells else tally
         parts: list[Points] = []
         for frames in file_blocks(series, max(BLOCK_FRAMES // n_classes, 1)):
             parts.append(quiet_changes(series, ~noisy, frames))
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
-                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
+                counts, parts = counts + quiet_tally(parts), []
+        counts, parts = counts + quiet_tally(parts), []
         for block in noisy_blocks(series, noisy):
-            parts += self._changes(series, block, events, n_classes)
+            parts += self._changes(series, block, events, n_classes, cells)
             if sum(len(part[0]) for part in parts) > TALLY_POINTS:
-                counts, parts = counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0), []
-        return counts + Counts.tally(parts, width, 0 * n_ref, 0 * t_ref, 0.0)
+                counts, parts = counts + tally(parts), []
+        return counts + tally(parts)
 
     def _durations(self, reference: ItemSets, series: ScoreSeries) -> np.ndarray:
         if self.durations is None:
@@ -321,20 +328,26 @@ class PSDS(BaseComponent[PSDSParams]):
                 row = int(np.argmax(np.isnan(ends)))
                 raise DataError(
                     f"psds: {reference.sample_name(row)!r} has no score frames, so its duration is unknown; "
-                    "give the metric `durations:` (a table of filename and duration)"
+                    "give the metric `durations:` (a table of filename and duration, or `column`)"
                 )
             return ends
-        return self.durations.of([reference.sample_name(row) for row in range(len(reference))])
+        return self.durations.of([reference.sample_name(row) for row in range(len(reference))], reference.source)
 
     def _changes(
         self, series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, n_classes: int,
+        cells: bool = False,
     ) -> list[Points]:
         """The change points of a block of (file, class) series: every score at which TP, FP or a
         cross-trigger count changes, and the change. Each detection that exists at some threshold
         (a run of frames, :func:`runs`) counts as a FP, or for its TPs and cross-triggers, over
         the thresholds it lives at; a reference event is detected over the thresholds at which
-        the relevant detections alive cover enough of it (:func:`_detected`)."""
+        the relevant detections alive cover enough of it (:func:`_detected`). The points are
+        keyed by class, or with ``cells`` by (file, class) cell."""
         p = self.params
+
+        def key(file: np.ndarray, klass: np.ndarray) -> np.ndarray:
+            return file * n_classes + klass if cells else klass
+
         decimals = p.time_decimals
         every = runs(series, *block)
         file, on, off = every[0], every[2], every[3]
@@ -343,7 +356,7 @@ class PSDS(BaseComponent[PSDSParams]):
         smallest = min(p.dtc_threshold, p.cttc_threshold if p.cttc_threshold is not None else 1.0)
         near = ((off > events.start[file]) & (on < events.end[file])) | (np.round(smallest * (off - on), decimals) <= 0)
         far = ~near
-        parts = [_lives(every[1][far], every[4][far], every[5][far], every[6][far], 1)]
+        parts = [_lives(key(every[0][far], every[1][far]), every[4][far], every[5][far], every[6][far], 1)]
         file, klass, on, off, born, dies, died = (column[near] for column in every)
         length = off - on
         first = events.first[file]  # the file's events: columns first .. first + width
@@ -355,7 +368,7 @@ class PSDS(BaseComponent[PSDSParams]):
         overlap = np.maximum(np.minimum(off[:, None], ev_off) - np.maximum(on[:, None], ev_on), 0.0)
         own = ev_class == klass[:, None]
         relevant = np.round((overlap * own).sum(-1), decimals) >= np.round(p.dtc_threshold * length, decimals)
-        parts.append(_lives(klass[~relevant], born[~relevant], dies[~relevant], died[~relevant], 1))
+        parts.append(_lives(key(file[~relevant], klass[~relevant]), born[~relevant], dies[~relevant], died[~relevant], 1))
         if p.cttc_threshold is not None:  # the runs that can cross-trigger: false ones on another class's events
             need = np.round(p.cttc_threshold * length, decimals)
             can = np.flatnonzero((~relevant & ((overlap > 0) & ~own).any(axis=1)) | (need <= 0))
@@ -364,11 +377,12 @@ class PSDS(BaseComponent[PSDSParams]):
                 theirs = theirs_at == k
                 hit = np.where(cleared, 0.0, (crossed * theirs).sum(-1))
                 crossing = can[theirs.any(axis=1) & (klass[can] != k) & (np.round(hit, decimals) >= needed)]
-                parts.append(_lives(klass[crossing], born[crossing], dies[crossing], died[crossing], 2 + k))
+                parts.append(_lives(key(file[crossing], klass[crossing]), born[crossing], dies[crossing], died[crossing], 2 + k))
         need = np.round(p.gtc_threshold * (events.offset - events.onset), decimals)
         run, slot = np.nonzero(relevant[:, None] & own & (overlap > 0) & (need[np.minimum(at, len(need) - 1)] > 0))
-        parts.append(_detected(at[run, slot], overlap[run, slot], born[run], dies[run], died[run], events, need, decimals))
-        parts.append(_always(series, block, events, need, n_classes))
+        owner = key(events.file, events.klass)
+        parts.append(_detected(at[run, slot], overlap[run, slot], born[run], dies[run], died[run], owner, need, decimals))
+        parts.append(_always(series, block, events, owner, need, n_classes))
         return parts
 
     def compute(self, state: Counts | FileCounts) -> dict[str, Any]:
@@ -553,14 +567,15 @@ def _lives(
 
 
 def _detected(
-    event: np.ndarray, cover: np.ndarray, born: np.ndarray, dies: np.ndarray, died: np.ndarray, events: Events,
+    event: np.ndarray, cover: np.ndarray, born: np.ndarray, dies: np.ndarray, died: np.ndarray, owner: np.ndarray,
     need: np.ndarray, decimals: int,
 ) -> Points:
     """TP changes: a reference event counts at the thresholds where the relevant runs alive
     cover at least ``gtc`` of it. ``event``, ``cover``: each (relevant run, event it overlaps)
     pair and the overlap; the cover is summed from the highest score down (a run adds its
     overlap where it is born, takes it away where it dies) and compared at every score where it
-    changes. ``need``: the cover each event needs (rounded), above 0."""
+    changes. ``owner``: each event's key (its class, or its cell). ``need``: the cover each event
+    needs (rounded), above 0."""
     event, score = np.r_[event, event[died]], np.r_[born, dies[died]]
     value = np.r_[cover, -cover[died]]
     order = np.lexsort((-score, event))
@@ -574,11 +589,12 @@ def _detected(
     hit = (np.round(covered, decimals) >= need[event]).astype(np.float64)
     change = (hit - np.where(new, 0.0, np.r_[0.0, hit[:-1]])).astype(np.int64)
     keep = change != 0
-    return events.klass[event[keep]], np.zeros(int(keep.sum()), np.int64), change[keep], score[keep]
+    return owner[event[keep]], np.zeros(int(keep.sum()), np.int64), change[keep], score[keep]
 
 
 def _always(
-    series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, need: np.ndarray, n_classes: int,
+    series: ScoreSeries, block: tuple[np.ndarray, np.ndarray], events: Events, owner: np.ndarray, need: np.ndarray,
+    n_classes: int,
 ) -> Points:
     """TP changes of the block's events that need no cover (a GTC of 0): detected at every
     threshold up to their series' highest score."""
@@ -586,7 +602,7 @@ def _always(
     free = np.flatnonzero((need <= 0) & np.isin(events.file * n_classes + events.klass, cells))
     first, stop = series.bounds()
     top = [series.scores[first[f] : stop[f], c].max() for f, c in zip(events.file[free], events.klass[free])]
-    return events.klass[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
+    return owner[free], np.zeros(len(free), np.int64), np.ones(len(free), np.int64), np.asarray(top, np.float64)
 
 
 def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Points:
@@ -603,6 +619,21 @@ def quiet_changes(series: ScoreSeries, quiet: np.ndarray, frames: slice) -> Poin
     delta = ((scores > before).astype(np.int64) - (after > scores)) * (scores > -np.inf)
     frame, klass = np.nonzero((delta != 0) & quiet[sample])
     return klass, np.ones(len(frame), np.int64), delta[frame, klass], scores[frame, klass]
+
+
+def cell_counts(parts: list[Points], width: int, n_classes: int) -> Counts:
+    """Counts of change points keyed by (file, class) cell: summed per cell and score first (a
+    cell's changes that cancel are no change, as sed_scores_eval takes a file's deltas where it
+    has reference events), then
+    per class and score with one more column, the cells that change there, so a score where two
+    files' changes cancel stays a point (the peer keeps it: its best threshold is centred on it)."""
+    cell, column, sign, score = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros(0, np.int64),) * 4
+    change = np.zeros((len(cell), width + 1))
+    change[np.arange(len(cell)), column] = sign
+    zero = np.zeros(n_classes)
+    per_cell = Counts.of(cell, score, change, zero, zero, 0.0)
+    per_cell.change[:, width] = 1
+    return Counts.of(per_cell.klass % n_classes, per_cell.score, per_cell.change, zero, zero, 0.0)
 
 
 def psd_roc(rocs: list[tuple[np.ndarray, np.ndarray]], alpha_st: float, max_efpr: float) -> tuple[np.ndarray, np.ndarray]:

@@ -15,46 +15,99 @@ streamed or Dask run takes these measures, and it grows with the distinct scores
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat
+from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.plugin import BaseComponent, ConfigPath, DataError, ItemSets, PerClass, ScoreSeries
-from evalkit_segments.durations import Durations
+from evalkit.plugin import BaseComponent, DataError, ItemSets, PerClass, ScoreSeries
+from evalkit_segments.durations import Durations, DurationsSpec, ReadsDurations, durations_field
 from evalkit_segments.intervals import cell_intervals
-from evalkit_segments.operating_points import ClassThresholds, Operating, fscores
+from evalkit_segments.operating_points import ClassThresholds, Operating, Threshold, error_rates, fscores
 from evalkit_segments.psds import Counts
 
 BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision in F")
 MIN_PRECISION = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this precision")
 MIN_RECALL = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this recall")
 AT_THRESHOLD = Field(
-    None, description="also the F at this decision threshold (detected: scoring above it), one for all classes or "
-    "one per class by name ({Speech: 0.4, Dog: 0.6}: e.g. the best thresholds of a development set), as "
-    "sed_scores_eval's fscore",
+    None, description="also the F (or error rates) at this decision threshold (detected: scoring above it), one for "
+    "all classes or one per class by name ({Speech: 0.4, Dog: 0.6}: e.g. the best thresholds of a development set), "
+    "as sed_scores_eval's fscore (error_rate); -inf detects every frame, inf none",
 )
 TIME_DECIMALS = Field(6, ge=0, le=12, description="times are compared rounded to this many decimals")
 
 
-class SegmentBasedParams(BaseModel):
+class SegmentGridParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     segment_length: float = Field(1.0, gt=0, allow_inf_nan=False, description="seconds per segment of the grid")
-    durations: ConfigPath | None = Field(
-        None, description="a table of audio durations (columns filename and duration): each file's grid ends "
-        "there; without it at the later of its last score frame and its last reference offset",
+    durations: DurationsSpec = durations_field(
+        "each file's grid ends there; without it at the later of its last score frame and its last reference offset"
     )
     time_decimals: int = TIME_DECIMALS
+    threshold: Threshold | dict[str, Threshold] | None = AT_THRESHOLD
+
+
+G = TypeVar("G", bound=SegmentGridParams)
+
+
+class SegmentBasedParams(SegmentGridParams):
     beta: float = BETA
     min_precision: float = MIN_PRECISION
     min_recall: float = MIN_RECALL
-    threshold: FiniteFloat | dict[str, FiniteFloat] | None = AT_THRESHOLD
     max_fpr: float | None = Field(
         None, gt=0, le=1, allow_inf_nan=False, description="the ROC's partial area up to this FP rate, divided by it",
     )
 
 
-class SegmentBased(ClassThresholds, BaseComponent[SegmentBasedParams]):
+class SegmentCounts(ReadsDurations, ClassThresholds, BaseComponent[G]):
+    """The state of the segment-based measures: per class and segment score, the positive and
+    negative segments (the module's)."""
+
+    data = "items"
+
+    def __init__(self, params: G) -> None:
+        super().__init__(params)
+        self.durations = Durations(params.durations, self.name) if params.durations is not None else None
+
+    def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
+        series = prediction.samples
+        if not isinstance(series, ScoreSeries):
+            raise DataError(
+                f"{prediction.source}: {self.name} reads a system's scores over time (a folder of score files, "
+                "loader sed_scores), not an event list"
+            )
+        p = self.params
+        n_classes = len(reference.classes)
+        cell, onset, offset = cell_intervals(reference)
+        first, stop = series.bounds()
+        frame_on, frame_off = np.round(series.onset, p.time_decimals), np.round(series.offset, p.time_decimals)
+        ends = np.r_[frame_off, 0.0][np.where(stop > first, stop - 1, -1)]  # each file's last frame end, or 0
+        if self.durations is None:
+            last_offset = np.zeros(series.n_samples)
+            np.maximum.at(last_offset, cell // n_classes, offset)
+            duration = np.maximum(ends, last_offset)
+        else:
+            duration = self.durations.of([reference.sample_name(row) for row in range(len(reference))], reference.source)
+        n_segments = np.ceil(duration / p.segment_length).astype(np.int64)
+        grid = np.round(np.arange(int(n_segments.max(initial=0)) + 1) * p.segment_length, p.time_decimals)
+        start = np.cumsum(n_segments) - n_segments  # each file's first segment among all
+        pooled = _pooled(series, frame_on, frame_off, grid, n_segments, start)
+        positive = np.zeros((int(n_segments.sum()) + 1, n_classes), np.int64)
+        file = cell // n_classes
+        low = np.searchsorted(grid[1:], onset, side="right")  # segments j with grid[j+1] > onset ...
+        high = np.minimum(np.searchsorted(grid, offset, side="left"), n_segments[file])  # ... and grid[j] < offset
+        some = low < high
+        klass = cell[some] % n_classes
+        np.add.at(positive, (start[file[some]] + low[some], klass), 1)
+        np.add.at(positive, (start[file[some]] + high[some], klass), -1)
+        hit = np.cumsum(positive[:-1], axis=0) > 0
+        klass = np.broadcast_to(np.arange(n_classes), hit.shape).ravel()
+        change = np.column_stack([hit.ravel(), ~hit.ravel()]).astype(np.float64)
+        n_ref = hit.sum(axis=0).astype(np.float64)
+        return Counts.of(klass, pooled.ravel(), change, n_ref, np.zeros(n_classes), 0.0)
+
+
+class SegmentBased(SegmentCounts[SegmentBasedParams]):
     """sed_scores_eval's segment-based measures from score series against event lists: the best
     F with class-wise thresholds, the ROC area, average precision, and F at a threshold."""
 
@@ -74,48 +127,6 @@ class SegmentBased(ClassThresholds, BaseComponent[SegmentBasedParams]):
         "segment_ap": "Segment-based average precision, averaged over classes.",
         "segment_ap_per_class": "Each class's segment-based average precision.",
     }
-    data = "items"
-
-    def __init__(self, params: SegmentBasedParams) -> None:
-        super().__init__(params)
-        self.durations = Durations(params.durations, self.name) if params.durations is not None else None
-
-    def update(self, reference: ItemSets, prediction: ItemSets) -> Counts:
-        series = prediction.samples
-        if not isinstance(series, ScoreSeries):
-            raise DataError(
-                f"{prediction.source}: segment_based reads a system's scores over time (a folder of score files, "
-                "loader sed_scores), not an event list"
-            )
-        p = self.params
-        n_classes = len(reference.classes)
-        cell, onset, offset = cell_intervals(reference)
-        first, stop = series.bounds()
-        frame_on, frame_off = np.round(series.onset, p.time_decimals), np.round(series.offset, p.time_decimals)
-        ends = np.r_[frame_off, 0.0][np.where(stop > first, stop - 1, -1)]  # each file's last frame end, or 0
-        if self.durations is None:
-            last_offset = np.zeros(series.n_samples)
-            np.maximum.at(last_offset, cell // n_classes, offset)
-            duration = np.maximum(ends, last_offset)
-        else:
-            duration = self.durations.of([reference.sample_name(row) for row in range(len(reference))])
-        n_segments = np.ceil(duration / p.segment_length).astype(np.int64)
-        grid = np.round(np.arange(int(n_segments.max(initial=0)) + 1) * p.segment_length, p.time_decimals)
-        start = np.cumsum(n_segments) - n_segments  # each file's first segment among all
-        pooled = _pooled(series, frame_on, frame_off, grid, n_segments, start)
-        positive = np.zeros((int(n_segments.sum()) + 1, n_classes), np.int64)
-        file = cell // n_classes
-        low = np.searchsorted(grid[1:], onset, side="right")  # segments j with grid[j+1] > onset ...
-        high = np.minimum(np.searchsorted(grid, offset, side="left"), n_segments[file])  # ... and grid[j] < offset
-        some = low < high
-        klass = cell[some] % n_classes
-        np.add.at(positive, (start[file[some]] + low[some], klass), 1)
-        np.add.at(positive, (start[file[some]] + high[some], klass), -1)
-        hit = np.cumsum(positive[:-1], axis=0) > 0
-        klass = np.broadcast_to(np.arange(n_classes), hit.shape).ravel()
-        change = np.column_stack([hit.ravel(), ~hit.ravel()]).astype(np.float64)
-        n_ref = hit.sum(axis=0).astype(np.float64)
-        return Counts.of(klass, pooled.ravel(), change, n_ref, np.zeros(n_classes), 0.0)
 
     def compute(self, state: Counts) -> dict[str, Any]:
         p = self.params
@@ -134,6 +145,39 @@ class SegmentBased(ClassThresholds, BaseComponent[SegmentBasedParams]):
             "segment_auroc": _mean(auroc), "segment_auroc_per_class": PerClass(auroc),
             "segment_ap": _mean(ap), "segment_ap_per_class": PerClass(ap),
         }
+
+
+class SegmentErrorRate(SegmentCounts[SegmentGridParams]):
+    """sed_scores_eval's segment-based error rates from score series against event lists: each
+    class's lowest error rate over thresholds (``best_error_rate``) and, given a threshold, the
+    rates there (``error_rate``); a class alone has no substitutions."""
+
+    name = "segment_error_rate"
+    Params = SegmentGridParams
+    lower_is_better = True
+    glossary = {
+        "segment_best_error_rate": "Each class's lowest segment-based error rate ((insertions + deletions) / positive "
+                                   "segments) over thresholds, averaged over classes (an optimistic bound).",
+        "segment_best_error_rate_per_class": "Each class's lowest segment-based error rate over thresholds.",
+        "segment_best_error_rate_threshold": "The threshold of each class's lowest segment-based error rate (-inf: all "
+                                             "detected).",
+        "segment_best_insertion_rate": "The insertion rate at each class's lowest error rate, averaged over classes.",
+        "segment_best_insertion_rate_per_class": "Each class's insertion rate at its lowest error rate.",
+        "segment_best_deletion_rate": "The deletion rate at each class's lowest error rate, averaged over classes.",
+        "segment_best_deletion_rate_per_class": "Each class's deletion rate at its lowest error rate.",
+        "segment_error_rate": "Segment-based error rate at the given threshold, averaged over classes.",
+        "segment_error_rate_per_class": "Each class's segment-based error rate at the given threshold.",
+        "segment_insertion_rate": "False positive segments per positive segment at the threshold, averaged over classes.",
+        "segment_insertion_rate_per_class": "Each class's false positive segments per positive segment at the threshold.",
+        "segment_deletion_rate": "Missed positive segments per positive segment at the threshold, averaged over classes.",
+        "segment_deletion_rate_per_class": "Each class's share of missed positive segments at the threshold.",
+    }
+
+    def compute(self, state: Counts) -> dict[str, Any]:
+        out = error_rates("segment_best", state)
+        if self.thresholds is not None:
+            out |= error_rates("segment", state, self.thresholds)
+        return out
 
 
 def _mean(values: np.ndarray) -> float:
