@@ -320,6 +320,11 @@ def test_a_streamed_run_of_event_lists_keeps_each_files_values_and_the_worst_fil
     assert len(local.per_sample()) == 12 * 2 * (len(COUNTS) + len(ERROR_COUNTS) + 2)
     # The worst files, drawn from each chunk's worst, are the in-memory run's, events and all.
     assert streamed.timelines == local.timelines and len(local.timelines) == 5
+    if item_rows == 1:  # and the HTML report's timeline figure is the in-memory run's
+        from evalkit_reports import plots
+
+        figures = [[(p.name, p.alt) for p in plots.gallery(r).plots if p.kind == "timeline"] for r in (streamed, local)]
+        assert figures[0] == figures[1] and [name for name, _ in figures[0]] == ["timeline-s"]
     table = streamed.per_sample()
     for row in (r for r in streamed.rows if r.averaging == "samples"):
         mine = table[(table.representation == row.representation) & (table.metric == row.metric)]["value"]

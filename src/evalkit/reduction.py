@@ -28,7 +28,7 @@ from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_ite
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve
-from evalkit.per_sample import Collector, Part, sample_blocks, timelines, worst_timelines
+from evalkit.per_sample import Collector, Label, Part, sample_blocks, timelines, worst_timelines
 from evalkit.plan import Job, Step
 from evalkit.progress import Progress
 from evalkit.protocols import optional
@@ -200,7 +200,7 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     ref_rows = engine_rows(reference)
     runs = [(system, run) for system, given in partition.systems.items() for run in range(len(given))]
     planned = _planned(job, runs, draws)  # the same draws at every sweep value
-    per_sample: dict[Any, np.ndarray] = {}
+    per_sample: dict[Label, np.ndarray] = {}
     for index, step in enumerate(job.steps):
         predictions = [engine_rows(_offset(job, partition.systems[s][r], step)) for s, r in runs]
         collector = Collector(step.axes) if job.settings.per_sample else None
