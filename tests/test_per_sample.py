@@ -159,8 +159,6 @@ def test_results_without_per_sample_values_say_how_to_get_them():
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"data": {"stream": True}}, r"a streamed run holds bounded sums.*leave out `per_sample: true`"),
-    ({"engine": {"name": "dask"}}, r"a Dask run holds bounded sums, while per-sample values grow with the samples"),
     ({"metrics": ["kld"]}, r"per-sample values are those of set metrics .* this run has none \(kld read the data as a whole\)"),
     ({"data": {"systems": {"s": {"runs": ["b.csv", "b.csv"]}}}}, r"system 's' has 2 runs"),
 ])
@@ -189,11 +187,13 @@ def test_they_read_back_from_json():
     assert loaded.per_sample().equals(results.per_sample())  # NaN where undefined, on both sides
 
 
-def test_validate_says_how_many_values_the_run_keeps_and_a_run_too_large_is_refused_at_the_key(tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine", [{}, {"data": {"stream": True}}, {"engine": {"name": "dask"}}])
+def test_validate_says_how_many_values_the_run_keeps_and_a_run_too_large_is_refused_at_the_key(tmp_path, monkeypatch, engine):
+    """On every engine: a streamed or Dask run keeps its per-sample values as an in-memory run does."""
     (tmp_path / "r.csv").write_text("id,a,b\n" + "".join(f"x{i},1,0\n" for i in range(40)), encoding="utf-8")
-    config = {"data": {"reference": "r.csv", "systems": {"s": "r.csv", "t": "r.csv"}},
+    config = {"data": {"reference": "r.csv", "systems": {"s": "r.csv", "t": "r.csv"}, **engine.get("data", {})},
               "representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"],
-              "metrics": ["f1", "error_rate"], "per_sample": True}
+              "metrics": ["f1", "error_rate"], "per_sample": True, **({"engine": engine["engine"]} if "engine" in engine else {})}
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     done = evalkit_cli("validate", path, check=True)
@@ -283,3 +283,129 @@ def test_a_system_without_events_leaves_the_other_systems_timelines():
     events = str(desed / "reference.tsv")
     assert timelined({"ev": events}) == {"ev"}
     assert timelined({"ev": events, "sc": str(desed / "baseline")}) == {"ev"}
+
+
+# ------------------------------------------------------------------ streamed and Dask runs
+
+
+EVENT_SETTINGS = {"representation": [{"name": "segments", "resolution": 1.0}, {"name": "event_based", "t_collar": 0.2}],
+                  "averaging": ["micro", "samples"], "metrics": ["f1", "error_rate"], "per_sample": True}
+
+
+def event_section(tmp_path) -> dict:
+    """Reference and system event lists of 12 files, listed in file order (as a stream needs), a
+    file only the system lists (missing: empty: last, where an in-memory run adds it too) and one
+    only the reference lists."""
+    reference, system = event_lists(11, files=12)
+    reference = [r for r in reference if r["filename"] != "f11.wav"]
+    system = [r for r in system if r["filename"] != "f08.wav"]
+    return {"reference": write(tmp_path / "ref.tsv", reference), "systems": {"s": write(tmp_path / "sys.tsv", system)},
+            "missing": "empty"}
+
+
+@pytest.mark.parametrize("item_rows", [4_096, 5, 1])
+def test_a_streamed_run_of_event_lists_keeps_each_files_values_and_the_worst_files_events(tmp_path, monkeypatch, item_rows):
+    """Files read ``item_rows`` at a time: one chunk (the in-memory run's), or many."""
+    from evalkit import streaming
+
+    monkeypatch.setattr(streaming, "ITEM_ROWS", item_rows)
+    section = event_section(tmp_path)
+    local = evalkit.run({"data": section, **EVENT_SETTINGS})
+    streamed = evalkit.run({"data": {**section, "stream": True}, **EVENT_SETTINGS})
+    assert streamed.notes[-1].startswith(f"streamed: 11 samples read {item_rows:,} rows at a time")  # the reference's
+    # Counts of segments and of events are whole numbers and every value a ratio of them: the
+    # same numbers bit for bit, in the same order (by id: the files are sorted).
+    assert streamed.per_sample().equals(local.per_sample())
+    assert list(streamed.per_sample()["sample"].unique()) == [f"f{i:02d}.wav" for i in range(12)]
+    assert len(local.per_sample()) == 12 * 2 * (len(COUNTS) + len(ERROR_COUNTS) + 2)
+    # The worst files, drawn from each chunk's worst, are the in-memory run's, events and all.
+    assert streamed.timelines == local.timelines and len(local.timelines) == 5
+    if item_rows == 1:  # and the HTML report's timeline figure is the in-memory run's
+        from evalkit_reports import plots
+
+        figures = [[(p.name, p.alt) for p in plots.gallery(r).plots if p.kind == "timeline"] for r in (streamed, local)]
+        assert figures[0] == figures[1] and [name for name, _ in figures[0]] == ["timeline-s"]
+    table = streamed.per_sample()
+    for row in (r for r in streamed.rows if r.averaging == "samples"):
+        mine = table[(table.representation == row.representation) & (table.metric == row.metric)]["value"]
+        assert mine.mean() == pytest.approx(row.value, rel=1e-12), row  # the same 12 terms, summed in another order
+
+
+def matrices(tmp_path, n: int = 1_000, shuffled: bool = False) -> dict:
+    """Membership matrices with ids, sorted (a stream's order) or not; some rows empty on both sides."""
+    rng = np.random.default_rng(8)
+    ids = [f"clip{i:05d}" for i in (rng.permutation(n) if shuffled else range(n))]
+    reference = (rng.random((n, 4)) < 0.4) * rng.random((n, 4)).round(2)
+    prediction = rng.random((n, 4)).round(3) * (rng.random((n, 1)) < 0.9)
+    paths = {}
+    for name, values in (("ref", reference), ("sys", prediction)):
+        paths[name] = tmp_path / f"{name}.csv"
+        paths[name].write_text("id,a,b,c,d\n" + "".join(f"{i},{','.join(map(str, row))}\n" for i, row in zip(ids, values)),
+                               encoding="utf-8")
+    return {"reference": str(paths["ref"]), "systems": {"s": str(paths["sys"])}}
+
+
+MATRIX_SETTINGS = {"representation": ["fuzzy", "crisp"], "tnorm": ["minimum", "product"], "averaging": ["samples"],
+                   "metrics": ["precision", "f1", "jaccard"], "per_sample": True}
+
+
+def test_a_streamed_run_of_membership_matrices_keeps_each_samples_values_bit_for_bit(tmp_path, monkeypatch):
+    """Chunks of 256 rows in memory and in the stream: the same chunks, so the same sums."""
+    from evalkit import table
+
+    monkeypatch.setattr(table, "MAX_CHUNK_ROWS", 256)
+    section = matrices(tmp_path)
+    local = evalkit.run({"data": section, **MATRIX_SETTINGS})
+    streamed = evalkit.run({"data": {**section, "stream": True}, **MATRIX_SETTINGS})
+    assert streamed.notes[-1].startswith("streamed: 1,000 samples read 256 rows at a time")
+    assert streamed.per_sample().equals(local.per_sample())
+    assert streamed.timelines == local.timelines == []  # no events to draw
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as local:
+        yield local.scheduler_address
+
+
+def dask_run(cluster, config: dict, partition_rows: int) -> Results:
+    return evalkit.run({**config, "engine": {"name": "dask", "address": cluster, "partition_rows": partition_rows}})
+
+
+@pytest.mark.slow
+def test_a_dask_run_keeps_each_files_values_whatever_its_partitions(cluster, tmp_path):
+    """Event lists grouped by a hash of the file name (2 or 5 groups), and membership matrices
+    in blocks, grouped by id or matched by position: each partition's values travel with its
+    sums and are concatenated in the tree's order, then sorted by id."""
+    section = event_section(tmp_path)
+    local = evalkit.run({"data": section, **EVENT_SETTINGS})
+    for rows in (6, 3):
+        dask = dask_run(cluster, {"data": section, **EVENT_SETTINGS}, rows)
+        # The file only the system lists is in a group of its own at 3 and 6 rows: its sample
+        # counts (it was dropped, with its false alarms, before the fix of Partial.__add__).
+        assert dask.notes[0] == local.notes[0] == "1 sample(s) that only systems list are empty in the reference (missing: empty)"
+        for got, want in zip(dask.rows, local.rows, strict=True):
+            assert got.measure == want.measure and got.value == pytest.approx(want.value, rel=1e-12)  # summed in a tree
+        # Whole-number counts and their ratios: bit for bit, in id order.
+        assert dask.per_sample().equals(local.per_sample()), rows
+        assert dask.timelines == local.timelines and len(dask.timelines) == 5
+    matrix = matrices(tmp_path, 600, shuffled=True)
+    local = evalkit.run({"data": matrix, **MATRIX_SETTINGS}).per_sample()
+    partitioned = [dask_run(cluster, {"data": matrix, **MATRIX_SETTINGS}, rows).per_sample() for rows in (600, 77)]
+    assert partitioned[0].equals(partitioned[1])  # the partitioning changes nothing
+    got = partitioned[0]
+    assert list(got["sample"].unique()) == sorted(local["sample"].unique())  # by id, where the file is not
+    got, local = (table.sort_values(list(SAMPLE_COLUMNS[1:-1]) + ["sample"], kind="stable", ignore_index=True)
+                  for table in (got, local))  # each block by id
+    assert got.drop(columns="value").equals(local.drop(columns="value"))
+    # A sample's sum over its classes is a BLAS product, which the workers run on one thread and
+    # this process on several: its rounding may differ in the last bits.
+    np.testing.assert_allclose(got["value"], local["value"], rtol=1e-12, atol=0)
+    rows_only = {"reference": [[float(v) for v in r] for r in np.eye(4)[[0, 1, 2, 3, 0]]],
+                 "systems": {"s": [[0.5, 0.0, 0.0, 1.0]] * 5}}
+    in_memory = evalkit.run({"data": rows_only, **MATRIX_SETTINGS}).per_sample()
+    by_position = dask_run(cluster, {"data": rows_only, **MATRIX_SETTINGS}, 2).per_sample()
+    assert list(by_position["sample"].unique()) == ["0", "1", "2", "3", "4"]  # without ids: rows, in order
+    assert by_position.equals(in_memory)  # exact values: 0, 0.5, 1 and their ratios

@@ -149,24 +149,30 @@ def stack(replicates: Sequence[Values]) -> Values:
 
 def reduce(
     axes: Axes, reference: Any, predictions: Sequence[Any], weights: np.ndarray | None = None,
-    draws: Sequence[Draw] = (), progress: Progress | None = None,
+    draws: Sequence[Draw] = (), progress: Progress | None = None, tables_to: TablesTo | None = None,
 ) -> tuple[list[Sums], list[Replicates]]:
     """The one reduction: aligned rows (``reference`` and each of ``predictions``: membership
     arrays or item sets) to each prediction's :class:`Sums` and each draw's
     :class:`Replicates`. With ``weights`` (one per sample), sample i counts ``weights[i]``
     times. The cardinality table is filled a chunk of rows at a time and reduced at once, to
     the summaries and every draw's replicates; it is never kept whole. No rows give empty sums
-    (a partition may hold none)."""
+    (a partition may hold none). ``tables_to`` is handed each chunk's checked table, in the
+    chunks' order, with its combination's place and its prediction's (per-sample values read
+    them: :mod:`evalkit.per_sample`)."""
     refused = unweighted(axes.data_metrics) if weights is not None else None
     if refused:
         raise DataError(refused)
     with one_thread():
-        return _reduced(axes, reference, predictions, weights, draws, progress)
+        return _reduced(axes, reference, predictions, weights, draws, progress, tables_to)
+
+
+#: What :func:`reduce` hands each chunk's table to: (combination's place, prediction's place, table).
+TablesTo = Callable[[int, int, CardinalityTable], None]
 
 
 def _reduced(
     axes: Axes, reference: Any, predictions: Sequence[Any], weights: np.ndarray | None, draws: Sequence[Draw],
-    progress: Progress | None,
+    progress: Progress | None, tables_to: TablesTo | None,
 ) -> tuple[list[Sums], list[Replicates]]:
     sums = [Sums({}, []) for _ in predictions]
     replicates = [Replicates() for _ in draws]
@@ -190,6 +196,8 @@ def _reduced(
                     )
                     table.check((len(ref), n_classes), who)
                     tables.append(table)
+                    if tables_to is not None:
+                        tables_to(key, index, table)
                     _merge(sums[index].summaries, key, Summary.of(table, axes.sample_metrics, axes.zero_division, who,
                                                                   chunk_weights))
                 if draws:

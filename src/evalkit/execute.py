@@ -12,25 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import budget
-from evalkit.per_sample import timelines
 from evalkit.plan import Plan, Source
 from evalkit.progress import Progress
-from evalkit.protocols import optional
 from evalkit.provenance import described_file, hashing
-from evalkit.reduction import Partition, Scored, Tally, checked, prepare, reduce_partition, scored
+from evalkit.reduction import Scored, Tally, checked, prepare, reduce_partition, scored
 from evalkit.sources import load_source, source_path
 from evalkit.streaming import chunk_rows, hashed_as_read, stream_tally
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> Scored:
     """Score every system of a plan (every run, every sweep value) with its statistics."""
-    tally, notes, files, partition = _tally(plan, progress)
+    tally, notes, files = _tally(plan, progress)
     out = scored(plan.job, tally, plan.reference.where)
     out.notes += notes
     out.files = files
-    if plan.job.settings.per_sample and partition is not None:  # the worst samples' events, while the data is at hand
-        lower = [m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")]
-        out.timelines = timelines(out.sample_values, lower, partition.reference, partition.systems)
     return out
 
 
@@ -44,9 +39,8 @@ def check_data(plan: Plan, progress: Progress | None = None) -> tuple[int, list[
     return tally.samples, checked(checking.job, tally, plan.reference.where).notes + notes
 
 
-def _tally(plan: Plan, progress: Progress | None) -> tuple[Tally, list[str], list[dict[str, Any]], Partition | None]:
-    """The tally of all the plan's data by its engine, the engine's note, the files read, and
-    the data as one partition when it was read whole (in memory)."""
+def _tally(plan: Plan, progress: Progress | None) -> tuple[Tally, list[str], list[dict[str, Any]]]:
+    """The tally of all the plan's data by its engine, the engine's note, and the files read."""
     settings = plan.job.settings
     if settings.partitioned:
         # The files are hashed on threads while the run reads them (hashlib and file reads
@@ -61,7 +55,7 @@ def _tally(plan: Plan, progress: Progress | None) -> tuple[Tally, list[str], lis
                     tally, how = dask_tally(plan.work, progress)
                 else:
                     tally, how = stream_tally(plan.work, progress)
-            return tally, [how], hashes.described(), None
+            return tally, [how], hashes.described()
     files: list[dict[str, Any]] = []
     reference = _load(plan, plan.reference, files)
     systems = {name: [_load(plan, source, files) for source in runs] for name, runs in plan.systems.items()}
@@ -72,7 +66,7 @@ def _tally(plan: Plan, progress: Progress | None) -> tuple[Tally, list[str], lis
         progress.start("evaluating", _work(plan, len(partition.reference)))
     with budget.building(f"the scores of {', '.join(plan.systems)}", "the size of the data, or the components "
                          "compared, or the statistics' resamples"):
-        return notes + reduce_partition(plan.job, partition, progress), [], files, partition
+        return notes + reduce_partition(plan.job, partition, progress), [], files
 
 
 def _work(plan: Plan, n_rows: int) -> int:

@@ -27,7 +27,7 @@ from evalkit.engine import Complement, Counts, Draw, Replicates, Sums, check_ite
 from evalkit.errors import DataError
 from evalkit.items import ItemSets
 from evalkit.measures import Curve
-from evalkit.per_sample import sample_values
+from evalkit.per_sample import Collector, Label, Part, sample_blocks, timelines, worst_timelines
 from evalkit.plan import Job, Step
 from evalkit.progress import Progress
 from evalkit.protocols import optional
@@ -79,8 +79,9 @@ class Tally:
     swept: frozenset[str] = frozenset()  # the sweep's samples seen (an offset sweep naming samples)
     latest: dict[str, float] = field(default_factory=dict)  # the latest event end of the reference ("") and each system
     groups: np.ndarray | None = None  # the samples in each group of a keyed jackknife (BCa), to leave out empty ones
-    per_sample: list[SampleValues] = field(default_factory=list)  # with `per_sample: true`, in the partitions' order
+    per_sample: list[Part] = field(default_factory=list)  # with `per_sample: true`, in the partitions' order
     ceilings: dict[int, Sums] = field(default_factory=dict)  # each sweep step's reference scored against itself
+    timelines: list[Timeline] = field(default_factory=list)  # the events of each partition's worst samples
 
     def __add__(self, other: Tally) -> Tally:
         return Tally(
@@ -92,7 +93,7 @@ class Tally:
             self.swept | other.swept,
             {key: max(self.latest.get(key, value), value) for key, value in {**self.latest, **other.latest}.items()},
             other.groups if self.groups is None else self.groups if other.groups is None else self.groups + other.groups,
-            self.per_sample + other.per_sample, _merged(self.ceilings, other.ceilings),
+            self.per_sample + other.per_sample, _merged(self.ceilings, other.ceilings), self.timelines + other.timelines,
         )
 
 
@@ -198,9 +199,12 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     ref_rows = engine_rows(reference)
     runs = [(system, run) for system, given in partition.systems.items() for run in range(len(given))]
     planned = _planned(job, runs, draws)  # the same draws at every sweep value
+    per_sample: dict[Label, np.ndarray] = {}
     for index, step in enumerate(job.steps):
         predictions = [engine_rows(_offset(job, partition.systems[s][r], step)) for s, r in runs]
-        sums, replicates = reduce(step.axes, ref_rows, predictions, partition.weights, [d for *_, d in planned], progress)
+        collector = Collector(step.axes) if job.settings.per_sample else None
+        sums, replicates = reduce(step.axes, ref_rows, predictions, partition.weights, [d for *_, d in planned], progress,
+                                  collector)
         for (system, run), total in zip(runs, sums):
             tally.sums[index, system, run] = total
         for (field_name, key, _), reduced in zip(planned, replicates):
@@ -208,10 +212,13 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
         ceiling = step.axes.ceiling
         if ceiling is not None:
             tally.ceilings[index] = reduce(ceiling, ref_rows, [ref_rows], partition.weights)[0][0]
-        if job.settings.per_sample:
-            names = reference.ids if reference.ids is not None else map(str, range(partition.first_row, partition.first_row + n))
-            tally.per_sample += sample_values(step.axes, ref_rows, {s: p for (s, _), p in zip(runs, predictions)}, tuple(names),
-                                              None if sweep is None else sweep.vary, step.value)
+        if collector is not None:
+            per_sample.update(collector.values([s for s, _ in runs], None if sweep is None else sweep.vary, step.value))
+    if per_sample:
+        names = reference.ids if reference.ids is not None else map(str, range(partition.first_row, partition.first_row + n))
+        tally.per_sample = [Part(tuple(names), reference.ids is not None, per_sample)]
+        tally.timelines = timelines(tally.per_sample, job.settings.partitioned, _lower(job), reference, partition.systems,
+                                    partition.first_row)
     if any(field_name == "jackknife" for field_name, *_ in planned) and isinstance(draws.jackknife, _Grouped):
         tally.groups = draws.jackknife.sizes()
     return tally
@@ -443,7 +450,8 @@ class Scored:
 def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
     """Every number of a run from the tally of all its data, with its notes."""
     out = checked(job, tally, reference_where)
-    out.sample_values = tally.per_sample
+    out.sample_values = sample_blocks(tally.per_sample, job.settings.partitioned)
+    out.timelines = worst_timelines(tally.timelines, out.sample_values, _lower(job))
     settings = job.settings
     sweep, statistics = settings.sweep, settings.statistics
     classes = tally.classes
@@ -499,9 +507,13 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
         if len(job.runs) < 3:
             out.notes.append(f"rank agreement needs at least 3 systems; this run has {len(job.runs)}")
         else:
-            lower = {m.label for m in job.axes.metrics if optional(m.obj, "lower_is_better")}
-            out.agreement = rank_agreement(out.rows, lower)
+            out.agreement = rank_agreement(out.rows, set(_lower(job)))
     return out
+
+
+def _lower(job: Job) -> list[str]:
+    """The run's metrics that improve as they fall (an error rate, a loss)."""
+    return [m.label for m in job.axes.metrics if optional(m.obj, "lower_is_better")]
 
 
 

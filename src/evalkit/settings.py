@@ -124,15 +124,8 @@ def settings_of(config: RunConfig, baseline: str | None, where: Any) -> Settings
 
 
 def _check_per_sample(config: RunConfig, where: Any) -> None:
-    """Per-sample values are kept in memory to the end of the run, one per sample: a streamed
-    or Dask run, whose point is memory bounded whatever the data, does not keep them; and a
-    system of several runs has a value per run, not one per sample."""
-    if config.data.stream or config.engine.name == "dask":
-        raise ConfigError(
-            f"{where('per_sample')}: {'a streamed run' if config.data.stream else 'a Dask run'} holds bounded sums, "
-            "while per-sample values grow with the samples (they are kept to the end of the run); run it in memory "
-            "(leave out `data.stream` and `engine: dask`) or leave out `per_sample: true`"
-        )
+    """A system of several runs has a value per run, not one per sample. (Every engine keeps
+    them: they grow with samples x quantities, which the plan sizes against the memory.)"""
     for system, given in config.data.systems.items():
         if isinstance(given, Runs) and len(given.runs) > 1:
             raise ConfigError(

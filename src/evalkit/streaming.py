@@ -228,9 +228,10 @@ class Partial:
     source: str = ""
 
     def __add__(self, later: Partial) -> Partial:
-        """The rows of this range and of the range just after it."""
+        """The rows of this range and of the range just after it. A range without reference rows
+        may still hold samples (ids only systems list, under ``missing: empty``): its tally counts."""
         if not self.rows or not later.rows:
-            return later if not self.rows else self
+            return replace(later if not self.rows else self, tally=self.tally + later.tally)
         if self.last is not None and later.first is not None and later.first <= self.last:
             raise out_of_order(later.source, later.start + 1, later.first, self.last)
         return replace(self, tally=self.tally + later.tally, rows=self.rows + later.rows, last=later.last)

@@ -70,11 +70,12 @@ class CardinalityTable:
         return [self.ref, self.pred, self.inter, self.matched_ref, self.matched_pred]
 
     def per_sample_substitutions(self, who: str = "a representation") -> Array | None:
-        """The table's substitutions (computed now if given as a function), checked: one finite
-        value >= 0 per sample."""
+        """The table's substitutions (computed now if given as a function, and kept: the summary
+        and the per-sample values both read them), checked: one finite value >= 0 per sample."""
         given = self.substitutions() if callable(self.substitutions) else self.substitutions
         if given is None:
             return None
+        object.__setattr__(self, "substitutions", given)  # frozen, but made once (an event pairing)
         n = (len(self.ref),)
         if not isinstance(given, np.ndarray) or given.shape != n or (given.size and not given.min() >= 0):
             raise PluginContractError(
