@@ -343,6 +343,7 @@ def test_soft_precision_above_one_is_marked_and_explained():
 # --- figures in worker processes --------------------------------------------------------------
 
 def test_figures_drawn_by_worker_processes_are_byte_identical_to_those_drawn_here(monkeypatch):
+    monkeypatch.setattr(plots, "_idle_core", lambda: True)  # drawn in workers whatever the machine's load
     found = plots.gallery(evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)).plots
     assert len(found) >= plots.POOL_FIGURES  # so a report draws them in workers
     here = [plots.image(plot, "png") for plot in found]
@@ -351,9 +352,19 @@ def test_figures_drawn_by_worker_processes_are_byte_identical_to_those_drawn_her
         patched.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
         drawn_in = {int(pid) for pid in plots.images(found, "png")}
     assert drawn_in and os.getpid() not in drawn_in
-    monkeypatch.setattr(plots, "POOL_FIGURES", len(found) + 1)  # fewer figures than that: drawn here
     monkeypatch.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
+    monkeypatch.setattr(plots, "_idle_core", lambda: False)  # every core busy: drawn here
     assert {int(pid) for pid in plots.images(found, "png")} == {os.getpid()}
+    monkeypatch.setattr(plots, "_idle_core", lambda: True)
+    monkeypatch.setattr(plots, "POOL_FIGURES", len(found) + 1)  # fewer figures than that: drawn here
+    assert {int(pid) for pid in plots.images(found, "png")} == {os.getpid()}
+
+
+def test_a_core_is_idle_while_the_load_average_is_below_the_number_of_cores(monkeypatch):
+    cores = plots._cores()
+    for load, idle in ((0.0, True), (cores - 0.01, True), (cores, False), (cores + 5.0, False)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert plots._idle_core() is idle
 
 
 def test_workers_started_before_the_figures_draw_them_all_whatever_their_number(monkeypatch):
@@ -416,6 +427,7 @@ def test_stopping_the_worker_while_it_draws_ends_it_and_its_pool_without_waiting
         time.sleep(600)
 
     monkeypatch.setattr(plots, "image", slow)
+    monkeypatch.setattr(plots, "_idle_core", lambda: True)  # the worker's own pool, whatever the machine's load
     plots.start_pool()
     worker = plots._ready
     if worker is None:

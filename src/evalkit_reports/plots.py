@@ -246,7 +246,7 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
     """Every plot as ``fmt`` (:func:`image`), in order: drawn by the worker :func:`start_pool`
     started (which calls this function there), else by forked worker processes, one per core
     (they inherit matplotlib from this process), when there are at least :data:`POOL_FIGURES`
-    plots; otherwise here.
+    plots and a core is idle (:func:`_idle_core`); otherwise here.
 
     Measured on 2 cores: a pool of two forked workers costs about 40 ms to start and stop, a
     figure 0.1–1 s of pure-Python matplotlib work, so two figures already pay (taggers' two:
@@ -261,7 +261,7 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
             return future.result()
         finally:
             worker.stop([future])
-    if len(plots) < POOL_FIGURES or not _forking():
+    if len(plots) < POOL_FIGURES or not _forking() or not _idle_core():
         return [image(plot, fmt) for plot in plots]
     _import_drawing()  # here, once: the pool inherits it (in the worker start_pool started: done)
     pool = _pool(min(len(plots), _cores()))
@@ -363,6 +363,14 @@ def _cores() -> int:
 
 def _forking() -> bool:
     return _cores() >= 2 and sys.platform.startswith("linux")
+
+
+def _idle_core() -> bool:
+    """Whether a core is likely idle (the last minute's load average is below the number of
+    cores): forked helpers draw the figures in parallel only then. On the project's 2 cores
+    shared by other work (load 4-9) they finished no sooner and took 0.2-0.3 s more CPU than one
+    process drawing them all (each fills matplotlib's caches again; docs/benchmarks.md)."""
+    return os.getloadavg()[0] < _cores()
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
