@@ -278,8 +278,8 @@ def start_pool() -> None:
 
     One worker, forked before matplotlib is imported: a second would import it too, 0.6 s of CPU
     more for tnorms' run while this process scores (docs/benchmarks.md). Once the figures are
-    handed to it, it draws them on every core all the same: :func:`images` there forks its
-    own pool, which inherits its matplotlib, while this process prints the tables."""
+    handed to it, it still draws them on every idle core: :func:`images` there forks its own
+    pool, which inherits its matplotlib, while this process prints the tables."""
     global _ready
     if _ready is None and _forking():
         before = set(multiprocessing.active_children())
