@@ -2,7 +2,7 @@
 
 Run as a script, not a test::
 
-    python benchmarks/bench_reports.py [--configs quickstart tnorms] [--repeat 3] [--no-pool] [--cli] [--figures]
+    python benchmarks/bench_reports.py [--configs quickstart tnorms] [--repeat 3] [--no-pool] [--cli] [--figures] [--handed]
 
 For each config (run from configs/, in this process, after a warm-up run that pays the imports
 and matplotlib's font cache), the best of ``repeat`` times of: scoring (``evalkit.run`` without
@@ -16,14 +16,18 @@ workers save. ``--cli`` also times the command a user types, in a new process ea
 the in-process figures leave out (Python's start, imports, matplotlib's first figure, the
 printed tables, the exit). ``--figures`` also gives the CPU time (``time.process_time``, best of
 ``repeat``) of drawing each figure as a PNG in this process: what a figure worker spends on it,
-and what the load on a shared machine inflates least. With ``PYTHONPATH`` set to another source
-tree (and its ``plugins``) it measures that tree's figures.
+and what the load on a shared machine inflates least. ``--handed`` times what `evalkit run` waits
+for once its results exist: the figure worker started ahead (``start_pool``, its matplotlib import
+awaited), the figures handed over (``submit``) and collected (``drawn``), with the worker's CPU
+less that of a worker that only imports (best of ``repeat``). With ``PYTHONPATH`` set to another
+source tree (and its ``plugins``) it measures that tree's figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,6 +52,7 @@ def main() -> None:
     parser.add_argument("--no-pool", action="store_true", help="draw every figure in this process")
     parser.add_argument("--cli", action="store_true", help="also time `evalkit run` itself, in a new process")
     parser.add_argument("--figures", action="store_true", help="also the CPU time of each figure, drawn here")
+    parser.add_argument("--handed", action="store_true", help="also the wait for the figures handed to the worker")
     args = parser.parse_args()
     if args.no_pool:
         plots.POOL_FIGURES = sys.maxsize
@@ -66,6 +71,8 @@ def main() -> None:
               f"whole run {scoring + writing:6.2f} s")
         if args.figures:
             _figure_times(results, args.repeat)
+        if args.handed:
+            _handed_times(results, args.repeat)
         if args.cli:
             print(f"{'':<12} `evalkit run {name}.yaml -q` in a new process (imports, tables, reports, exit): "
                   f"{_command_time(name, args.repeat):.2f} s")
@@ -85,6 +92,41 @@ def _figure_times(results: Results, repeat: int) -> None:
         total += min(times)
         print(f"{'':<12} figure {plot.name:<32} CPU {min(times):6.3f} s")
     print(f"{'':<12} figure {'(all)':<32} CPU {total:6.3f} s")
+
+
+def _handed_times(results: Results, repeat: int) -> None:
+    """Wall seconds from handing the figures of ``results`` to the worker to having their bytes,
+    and the worker's CPU seconds less its import's, best of ``repeat``: drawn by the worker alone
+    and on its own pool of one helper per core (what it chooses by the load, ``_idle_core``),
+    interleaved."""
+    ways = {"alone": False, "on both cores": True} if hasattr(plots, "_idle_core") else {"": None}
+    waits: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        for way, idle in ways.items():
+            if idle is not None:
+                plots._idle_core = lambda idle=idle: idle  # the worker forked below inherits it
+            cpu = _children_cpu()
+            plots.start_pool()
+            plots.stop_pool()  # a worker that only imports matplotlib
+            imports, cpu = _children_cpu() - cpu, _children_cpu()
+            plots.start_pool()
+            if plots._ready is not None:  # its import done, as by the time a run's results exist
+                plots._ready.pool.submit(int).result()
+            start = time.perf_counter()
+            plots.submit(results, "png")
+            plots.drawn(results, "png")
+            waits.setdefault(way, []).append(time.perf_counter() - start)
+            plots.stop_pool()
+            cpus.setdefault(way, []).append(_children_cpu() - cpu - imports)
+    for way in ways:
+        print(f"{'':<12} figures handed to the worker{' ' if way else ''}{way}: drawn {min(waits[way]):5.2f} s later, "
+              f"its CPU {min(cpus[way]):5.2f} s besides its import (load {os.getloadavg()[0]:.2f})")
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _command_time(name: str, repeat: int) -> float:

@@ -11,8 +11,11 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,6 +23,7 @@ import numpy as np
 import pytest
 import yaml
 from in_process import evalkit_cli
+from processes import alive
 from scipy import stats as scipy_stats
 
 import evalkit
@@ -339,6 +343,7 @@ def test_soft_precision_above_one_is_marked_and_explained():
 # --- figures in worker processes --------------------------------------------------------------
 
 def test_figures_drawn_by_worker_processes_are_byte_identical_to_those_drawn_here(monkeypatch):
+    monkeypatch.setattr(plots, "_idle_core", lambda: True)  # drawn in workers whatever the machine's load
     found = plots.gallery(evalkit.run(ROOT / "configs" / "quickstart.yaml", write_reports=False)).plots
     assert len(found) >= plots.POOL_FIGURES  # so a report draws them in workers
     here = [plots.image(plot, "png") for plot in found]
@@ -347,9 +352,19 @@ def test_figures_drawn_by_worker_processes_are_byte_identical_to_those_drawn_her
         patched.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
         drawn_in = {int(pid) for pid in plots.images(found, "png")}
     assert drawn_in and os.getpid() not in drawn_in
-    monkeypatch.setattr(plots, "POOL_FIGURES", len(found) + 1)  # fewer figures than that: drawn here
     monkeypatch.setattr(plots, "image", lambda plot, fmt: str(os.getpid()).encode())
+    monkeypatch.setattr(plots, "_idle_core", lambda: False)  # every core busy: drawn here
     assert {int(pid) for pid in plots.images(found, "png")} == {os.getpid()}
+    monkeypatch.setattr(plots, "_idle_core", lambda: True)
+    monkeypatch.setattr(plots, "POOL_FIGURES", len(found) + 1)  # fewer figures than that: drawn here
+    assert {int(pid) for pid in plots.images(found, "png")} == {os.getpid()}
+
+
+def test_a_core_is_idle_while_the_load_average_is_below_the_number_of_cores(monkeypatch):
+    cores = plots._cores()
+    for load, idle in ((0.0, True), (cores - 0.01, True), (cores, False), (cores + 5.0, False)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert plots._idle_core() is idle
 
 
 def test_workers_started_before_the_figures_draw_them_all_whatever_their_number(monkeypatch):
@@ -398,23 +413,42 @@ def test_figures_handed_to_the_workers_are_collected_by_every_writer_of_their_fo
         plots.stop_pool()
 
 
-def test_stopping_the_workers_cancels_the_figures_they_have_not_started():
+def test_stopping_the_worker_while_it_draws_ends_it_and_its_pool_without_waiting(tmp_path, monkeypatch):
     """A run that fails or is interrupted after handing its figures (a closed pipe while the
-    tables print) stops the workers (the writers' ``stop``): no figure is drawn for nothing, and
-    the exit does not wait for them. Only those a worker has taken may still be drawn: one per
-    worker, and the one the pool queues ahead."""
-    results = evalkit.run(ROOT / "configs" / "tnorms.yaml", write_reports=False)
-    found = plots.gallery(results).plots
+    tables print) stops the worker (the writers' ``stop``): nothing is drawn for nothing and the
+    exit does not wait. The worker draws a format's figures as one task on a pool of its own,
+    so it is ended (SIGTERM), and its pool dies with it; a format not taken yet is cancelled.
+    Each figure here sleeps for ten minutes once it has said where it is drawn: a stop that
+    waited for them would hang the test."""
+    results = config_run("tnorms")
+
+    def slow(plot, fmt):
+        (tmp_path / f"{os.getpid()}.{fmt}").touch()
+        time.sleep(600)
+
+    monkeypatch.setattr(plots, "image", slow)
+    monkeypatch.setattr(plots, "_idle_core", lambda: True)  # the worker's own pool, whatever the machine's load
     plots.start_pool()
-    pool = plots._ready
+    worker = plots._ready
+    if worker is None:
+        pytest.skip("figures are drawn in worker processes on Linux with 2 cores or more")
     plots.submit(results, "png")
-    futures = plots._handed.futures["png"] if plots._handed else []
+    plots.submit(results, "svg")
+    futures = plots._handed.futures if plots._handed else {}
+    deadline = time.monotonic() + 300
+    while len(drawing := {int(path.stem) for path in tmp_path.glob("*.png")}) < 2:  # the worker's own pool
+        assert time.monotonic() < deadline, "the worker never drew the figures on a pool of its own"
+        time.sleep(0.01)
+    assert worker.process.pid not in drawing
     plots.stop_pool()
     assert plots._ready is None and plots._handed is None
-    if pool is None:
-        pytest.skip("figures are drawn in worker processes on Linux with 2 cores or more")
-    taken = pool._max_workers + 1  # type: ignore[attr-defined]  # concurrent.futures' EXTRA_QUEUED_CALLS
-    assert sum(f.cancelled() for f in futures) >= len(found) - taken
+    assert worker.process.exitcode == -signal.SIGTERM
+    for future in futures.values():
+        assert future.cancelled() or isinstance(future.exception(), BrokenProcessPool)
+    while left := [pid for pid in drawing if alive(pid)]:  # they die with the worker (PR_SET_PDEATHSIG)
+        assert time.monotonic() < deadline, f"the worker's pool {left} outlived it"
+        time.sleep(0.01)
+    assert not list(tmp_path.glob("*.svg"))
 
 
 def test_a_run_interrupted_while_its_tables_print_stops_its_figure_workers(tmp_path, monkeypatch):

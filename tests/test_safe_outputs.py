@@ -35,6 +35,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from in_process import Finished, evalkit_cli
+from processes import alive, workers_of
 from run_depth import examples
 
 import evalkit
@@ -616,27 +617,6 @@ def test_a_killed_run_leaves_its_temporaries_which_the_next_run_removes(tmp_path
     assert {n: d for n, d in left.items() if not n.startswith(".")} == before  # the previous set, untouched
     evalkit.run(heavy(tmp_path, "beta"), write_reports=True)
     assert written_by(results) == "beta"  # the stale temporaries and lock file are gone with it
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (not gone, and not ended waiting to be reaped: ``Z``)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def workers_of(pid: int) -> set[int]:
-    """The live child processes of ``pid`` (the figure workers of a run), from /proc."""
-    children = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
-        except OSError:  # ended meanwhile
-            continue
-        if int(parent) == pid and state != "Z":
-            children.add(int(stat.parent.name))
-    return children
 
 
 def drawing_in_workers(tmp_path: Path) -> tuple[Path, dict[str, bytes], subprocess.Popen, set[int]]:

@@ -244,8 +244,9 @@ def image(plot: Plot, fmt: str) -> bytes:
 
 def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
     """Every plot as ``fmt`` (:func:`image`), in order: drawn by the worker :func:`start_pool`
-    started, else by forked worker processes, one per core (they inherit matplotlib from this
-    process), when there are at least :data:`POOL_FIGURES` plots; otherwise here.
+    started (which calls this function there), else by forked worker processes, one per core
+    (they inherit matplotlib from this process), when there are at least :data:`POOL_FIGURES`
+    plots and a core is idle (:func:`_idle_core`); otherwise here.
 
     Measured on 2 cores: a pool of two forked workers costs about 40 ms to start and stop, a
     figure 0.1–1 s of pure-Python matplotlib work, so two figures already pay (taggers' two:
@@ -253,12 +254,17 @@ def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
     ``draw`` is a function of this module and its data). Where fork is unsafe or absent (macOS,
     Windows) the figures are drawn here. The bytes are the same either way."""
     global _ready
-    pool, _ready = _ready, None
-    if pool is None and len(plots) >= POOL_FIGURES and _forking():
-        _import_drawing()  # here, once: every later pool inherits it
-        pool = _pool(min(len(plots), _cores()))
-    if pool is None:
+    worker, _ready = _ready, None
+    if worker is not None:
+        future = worker.pool.submit(images, plots, fmt)  # there: on a pool forked from it
+        try:
+            return future.result()
+        finally:
+            worker.stop([future])
+    if len(plots) < POOL_FIGURES or not _forking() or not _idle_core():
         return [image(plot, fmt) for plot in plots]
+    _import_drawing()  # here, once: the pool inherits it (in the worker start_pool started: done)
+    pool = _pool(min(len(plots), _cores()))
     try:
         return list(pool.map(partial(_image_of, fmt=fmt), plots))
     finally:
@@ -270,12 +276,16 @@ def start_pool() -> None:
     matplotlib (0.5 s) while this process scores the run, and this process need not import it at
     all (`evalkit run`, through the figure writers' ``start``).
 
-    One worker, not one per core: each would import matplotlib itself (forked before this process
-    imported it), 0.6 s of CPU more for tnorms' run (docs/benchmarks.md), while this process
-    keeps the other core busy scoring, printing and writing the other reports."""
+    One worker, forked before matplotlib is imported: a second would import it too, 0.6 s of CPU
+    more for tnorms' run while this process scores (docs/benchmarks.md). Once the figures are
+    handed to it, it still draws them on every idle core: :func:`images` there forks its own
+    pool, which inherits its matplotlib, while this process prints the tables."""
     global _ready
     if _ready is None and _forking():
-        _ready = _pool(1)
+        before = set(multiprocessing.active_children())
+        pool = _pool(1)
+        (process,) = set(multiprocessing.active_children()) - before
+        _ready = _Worker(pool, process)
 
 
 def submit(results: Results, fmt: str) -> None:
@@ -291,41 +301,59 @@ def submit(results: Results, fmt: str) -> None:
             return
         _handed, _ready = _Handed(results, gallery(results), _ready), None
     if fmt not in _handed.futures:
-        _handed.futures[fmt] = [_handed.pool.submit(_image_of, plot, fmt) for plot in _handed.found.plots]
+        _handed.futures[fmt] = _handed.worker.pool.submit(images, _handed.found.plots, fmt)
 
 
 def drawn(results: Results, fmt: str) -> tuple[Gallery, list[bytes]]:
     """The gallery of ``results`` and each of its plots as ``fmt``: those :func:`submit` handed to
-    the workers, or else drawn now (:func:`images`)."""
+    the worker, or else drawn now (:func:`images`)."""
     if _handed is not None and _handed.results is results and fmt in _handed.futures:
-        return _handed.found, [future.result() for future in _handed.futures[fmt]]
+        return _handed.found, _handed.futures[fmt].result()
     found = gallery(results)
     return found, images(found.plots, fmt)
 
 
 def stop_pool() -> None:
-    """Stop the worker :func:`start_pool` started and the figures :func:`submit` handed it that
-    are not drawn yet (those being drawn are awaited): the run's reports are written, or it
-    failed or was interrupted first."""
+    """Stop the worker :func:`start_pool` started: the run's reports are written, or it failed or
+    was interrupted first, and then the figures :func:`submit` handed it that are not drawn yet
+    are not waited for."""
     global _ready, _handed
-    pools = [pool for pool in (_ready, None if _handed is None else _handed.pool) if pool is not None]
+    handed = _handed
+    workers = [worker for worker in (_ready, None if handed is None else handed.worker) if worker is not None]
     _ready = _handed = None
-    for pool in pools:
-        pool.shutdown(cancel_futures=True)
+    for worker in workers:
+        worker.stop(() if handed is None else handed.futures.values())
+
+
+@dataclass(frozen=True)
+class _Worker:
+    """The worker :func:`start_pool` forks: a pool of one process, which draws a format's figures
+    as one task (:func:`images`, on its own pool)."""
+
+    pool: ProcessPoolExecutor
+    process: multiprocessing.process.BaseProcess
+
+    def stop(self, futures: Iterable[Future[list[bytes]]]) -> None:
+        """Figures not started are cancelled; a worker still drawing some is ended (SIGTERM; its
+        own pool dies with it), as nobody will read them."""
+        futures = [future for future in futures if not future.cancel()]  # those the worker has taken
+        if not all(future.done() for future in futures):
+            self.process.terminate()
+        self.pool.shutdown(cancel_futures=True)
 
 
 @dataclass
 class _Handed:
-    """The figures of one run's results, handed to the workers (:func:`submit`): the futures
-    of their bytes by format, collected by every writer that asks for that format."""
+    """The figures of one run's results, handed to the worker (:func:`submit`): the future of
+    their bytes by format, collected by every writer that asks for that format."""
 
     results: Results
     found: Gallery
-    pool: ProcessPoolExecutor
-    futures: dict[str, list[Future[bytes]]] = field(default_factory=dict)
+    worker: _Worker
+    futures: dict[str, Future[list[bytes]]] = field(default_factory=dict)
 
 
-_ready: ProcessPoolExecutor | None = None  # started by start_pool(), taken by the next images() or submit()
+_ready: _Worker | None = None  # started by start_pool(), taken by the next images() or submit()
 _handed: _Handed | None = None  # made by submit(), read by drawn(), ended by stop_pool()
 
 
@@ -335,6 +363,14 @@ def _cores() -> int:
 
 def _forking() -> bool:
     return _cores() >= 2 and sys.platform.startswith("linux")
+
+
+def _idle_core() -> bool:
+    """Whether a core is likely idle (the last minute's load average is below the number of
+    cores): forked helpers draw the figures in parallel only then. On the project's 2 cores
+    shared by other work (load 4-9) they finished no sooner and took 0.2-0.3 s more CPU than one
+    process drawing them all (each fills matplotlib's caches again; docs/benchmarks.md)."""
+    return os.getloadavg()[0] < _cores()
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
