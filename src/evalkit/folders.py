@@ -1,0 +1,121 @@
+"""An in-memory run over folders of data files (score files: one a sample) reads each system's
+folder a chunk of files at a time, as a streamed run does, through the same fold: each chunk is
+prepared and reduced as any partition is (:mod:`evalkit.reduction`) and the tallies add up by
+``+``. So its memory is a chunk's files, not the folder's, while it keeps what an in-memory run
+gives: any order of the reference's samples, per-sample values, every statistic keyed by sample.
+
+The rest of the data (the reference, event lists, weights) is read whole, as in memory, and
+prepared once with each folder listed rather than read (its loader's ``sample_ids``: a sample
+without values for each file), so ids are checked, matched (score files by stem) and ordered,
+and every message and note is the whole read's. Then the reference's samples are taken
+:data:`~evalkit.budget.FOLDER_ROWS` at a time with each folder's files of those samples, read
+by its loader's ``stream`` in the folder's order (:class:`_Reader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from evalkit import budget
+from evalkit.data import named_as_reference
+from evalkit.items import ItemSets
+from evalkit.plan import Source, Work
+from evalkit.progress import Progress
+from evalkit.reduction import Data, Partition, Tally, prepare, reduce_partition
+from evalkit.results import SampleValues
+from evalkit.streaming import chunks_of, joined
+
+
+def listed(work: Work, source: Source) -> ItemSets:
+    """The folder's samples without values: its ids (``sample_ids``), with the classes of its
+    first file (the one file read), each sample empty."""
+    assert source.full is not None and source.loader is not None, "a folder with its loader"
+    ids = tuple(source.loader.sample_ids(source.full))
+    first = next(chunks_of(work, source, 1))
+    assert isinstance(first, ItemSets), "a folder read in chunks holds item data"
+    return replace(first.take(np.full(len(ids), -1)), ids=ids)
+
+
+class _Reader:
+    """A folder's files read in its order :data:`~evalkit.budget.FOLDER_ROWS` at a time, the
+    samples asked for taken from the chunk that holds them; asked for a sample before that chunk,
+    or far past it, the reading starts again from its file. A reference in the folder's order
+    (as DCASE lists are) reads every file once."""
+
+    def __init__(self, work: Work, source: Source, listed: ItemSets, ids: tuple[str, ...]) -> None:
+        self.work, self.source, self.empty = work, source, listed[:0]
+        self.ids = ids  # each file's sample, as the reference names it
+        self.file_of = {sample: row for row, sample in enumerate(ids)}
+        self._read_from(0)
+
+    def _read_from(self, file: int) -> None:
+        self.chunks = chunks_of(self.work, self.source, budget.FOLDER_ROWS, file)
+        self.first = file
+        self.held: Data = self.empty
+
+    def _holding(self, file: int) -> Data:
+        """The chunk that holds ``file``, read on from the one held, or from ``file`` itself."""
+        while not self.first <= file < self.first + len(self.held):
+            after = self.first + len(self.held)
+            if not after <= file < after + budget.FOLDER_ROWS:
+                self._read_from(file)
+            self.first, self.held = self.first + len(self.held), next(self.chunks)
+        return self.held
+
+    def take(self, samples: tuple[str, ...]) -> Data:
+        """The folder's rows of these reference ids, named as the reference names them; those it
+        lacks are left out (``missing: empty`` makes them empty, as in a whole read)."""
+        files = sorted(self.file_of[s] for s in samples if s in self.file_of)
+        parts: list[tuple[Data, list[int]]] = []  # each chunk read, and the files taken from it
+        for file in files:
+            held = self._holding(file)
+            if not parts or parts[-1][0] is not held:
+                parts.append((held, []))
+            parts[-1][1].append(file - self.first)
+        taken = [held.take(np.array(rows)) for held, rows in parts]
+        return replace(joined(taken) if taken else self.empty, ids=tuple(self.ids[f] for f in files))
+
+
+def folder_tally(
+    work: Work, reference: Data, systems: dict[str, list[Data | None]], weights: Data | None,
+    progress: Progress | None = None, total: Callable[[int], int] = int,
+) -> tuple[Tally, Partition]:
+    """The tally of an in-memory run whose systems' runs given as None are folders read a chunk
+    of files at a time; and the data prepared whole, each such folder as its listed samples (no
+    values: per-sample timelines skip them, as they skip score series). ``progress`` counts
+    ``total(samples)`` rows."""
+    job = work.job
+    folders = {(name, run): source for name, runs in work.systems.items() for run, source in enumerate(runs)
+               if systems[name][run] is None}
+    lists = {key: listed(work, source) for key, source in folders.items()}
+    given = {name: [lists[name, run] if data is None else data for run, data in enumerate(runs)]
+             for name, runs in systems.items()}
+    whole, tally = prepare(job, reference, given, weights, files=work.from_files)  # type: ignore[arg-type]
+    readers = {key: _Reader(work, source, lists[key], named_as_reference(reference, lists[key]).ids or ())
+               for key, source in folders.items()}  # named as prepare names them: before the reference gains samples
+    if progress:
+        progress.start("evaluating", total(len(whole.reference)))
+    for first in range(0, len(whole.reference), budget.FOLDER_ROWS):
+        rows = slice(first, first + budget.FOLDER_ROWS)
+        chunk = whole.reference[rows]
+        parts = {name: [readers[name, run].take(chunk.ids or ()) if (name, run) in readers else data[rows]
+                        for run, data in enumerate(runs)] for name, runs in whole.systems.items()}
+        part, counted = prepare(job, chunk, parts, files=work.from_files, ids_checked=True)
+        part.weights = None if whole.weights is None else whole.weights[rows]
+        part.first_row = first
+        tally = tally + counted + reduce_partition(job, part, progress)
+    tally.per_sample = _joined_blocks(tally.per_sample)
+    return tally, whole
+
+
+def _joined_blocks(blocks: list[SampleValues]) -> list[SampleValues]:
+    """The chunks' per-sample values as one block per system, combination and quantity, in the
+    order of a whole read: its samples in the chunks' order."""
+    labelled: dict[SampleValues, list[SampleValues]] = {}
+    for block in blocks:
+        labelled.setdefault(replace(block, samples=(), values=()), []).append(block)
+    return [replace(label, samples=tuple(s for b in parts for s in b.samples),
+                    values=tuple(v for b in parts for v in b.values)) for label, parts in labelled.items()]
