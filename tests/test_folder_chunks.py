@@ -80,10 +80,13 @@ def test_the_peak_stays_that_of_a_chunk_as_the_folder_doubles(tmp_path, monkeypa
 
 
 def test_each_file_is_read_once_a_chunk_at_a_time(tmp_path, monkeypatch):
-    """The loader's reads, counted: every score file parsed once, never more than a chunk's files
-    in one read, and never more than a chunk's samples handed to the metric at once."""
+    """The loader's reads, counted, with a reference that lists the files backwards: every score
+    file parsed once, never more than a chunk's files in one read, and never more than a chunk's
+    samples handed to the metric at once."""
     monkeypatch.setattr("evalkit.budget.FOLDER_ROWS", 5)
     root = make(tmp_path, 11, files=23)
+    reference = pd.read_csv(root / "gt.tsv", sep="\t")
+    reference.iloc[::-1].to_csv(root / "gt.tsv", sep="\t", index=False)
     read: list[int] = []
     stream = ScoreFiles.stream
 

@@ -9,7 +9,9 @@ prepared once with each folder listed rather than read (its loader's ``sample_id
 without values for each file), so ids are checked, matched (score files by stem) and ordered,
 and every message and note is the whole read's. Then the reference's samples are taken
 :data:`~evalkit.budget.FOLDER_ROWS` at a time with each folder's files of those samples, read
-by its loader's ``stream`` in the folder's order (:class:`_Reader`).
+by its loader's ``stream``. The chunks follow the first folder's order (:func:`_folder_order`), so
+each file is read once however the reference lists them; per-sample values are put back in the
+reference's order.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from evalkit import budget
 from evalkit.data import named_as_reference
+from evalkit.engine import take
 from evalkit.items import ItemSets
 from evalkit.plan import Source, Work
 from evalkit.progress import Progress
@@ -98,24 +101,36 @@ def folder_tally(
                for key, source in folders.items()}  # named as prepare names them: before the reference gains samples
     if progress:
         progress.start("evaluating", total(len(whole.reference)))
-    for first in range(0, len(whole.reference), budget.FOLDER_ROWS):
-        rows = slice(first, first + budget.FOLDER_ROWS)
-        chunk = whole.reference[rows]
-        parts = {name: [readers[name, run].take(chunk.ids or ()) if (name, run) in readers else data[rows]
+    order = _folder_order(whole.reference.ids or (), next(iter(readers.values())))
+    for first in range(0, len(order), budget.FOLDER_ROWS):
+        rows = order[first : first + budget.FOLDER_ROWS]
+        chunk = take(whole.reference, rows)
+        parts = {name: [readers[name, run].take(chunk.ids or ()) if (name, run) in readers else take(data, rows)
                         for run, data in enumerate(runs)] for name, runs in whole.systems.items()}
         part, counted = prepare(job, chunk, parts, files=work.from_files, ids_checked=True)
         part.weights = None if whole.weights is None else whole.weights[rows]
-        part.first_row = first
         tally = tally + counted + reduce_partition(job, part, progress)
-    tally.per_sample = _joined_blocks(tally.per_sample)
+    tally.per_sample = _joined_blocks(tally.per_sample, np.argsort(order))
     return tally, whole
 
 
-def _joined_blocks(blocks: list[SampleValues]) -> list[SampleValues]:
-    """The chunks' per-sample values as one block per system, combination and quantity, in the
-    order of a whole read: its samples in the chunks' order."""
+def _folder_order(samples: tuple[str, ...], reader: _Reader) -> np.ndarray:
+    """The reference's rows in the order of a folder's files (the samples it lacks after them,
+    in the reference's order): each chunk's files follow the previous chunk's, so each file is
+    read once whatever order the reference lists them in."""
+    n = len(reader.ids)
+    return np.argsort([reader.file_of.get(sample, n + row) for row, sample in enumerate(samples)], kind="stable")
+
+
+def _joined_blocks(blocks: list[SampleValues], place: np.ndarray) -> list[SampleValues]:
+    """The chunks' per-sample values as one block per system, combination and quantity, as a
+    whole read lists them: the sample read ``place[i]``-th is the reference's ``i``-th."""
     labelled: dict[SampleValues, list[SampleValues]] = {}
     for block in blocks:
         labelled.setdefault(replace(block, samples=(), values=()), []).append(block)
-    return [replace(label, samples=tuple(s for b in parts for s in b.samples),
-                    values=tuple(v for b in parts for v in b.values)) for label, parts in labelled.items()]
+    joined = []
+    for label, parts in labelled.items():
+        samples = [s for part in parts for s in part.samples]
+        values = [v for part in parts for v in part.values]
+        joined.append(replace(label, samples=tuple(samples[i] for i in place), values=tuple(values[i] for i in place)))
+    return joined
