@@ -8,13 +8,14 @@ Writes, once per folder, two systems' score folders like a DCASE task 4 system's
 validation: ``files`` files of 10 s at a 10 ms hop (1,000 frames), 10 classes, smooth posteriors
 with noise written to ``decimals`` decimals (so hundreds of distinct scores per file and class), a
 reference event list like DESED's (one to four events per file, several classes) and a durations
-table; ``--copies N`` writes N copies of every file under new ids (hard links). Then times, each in
+table; ``--copies N`` writes N copies of every file under new ids (hard links); ``--shuffled`` lists
+the reference's files in a random order (streamed runs need it sorted). Then times, each in
 a fresh process and interleaved (evalkit, sed_scores_eval, evalkit, ...), with the process's CPU
 time (user + system, all threads: the figure to compare on a shared machine), wall time and
 peak resident set (``VmHWM``), both DCASE scenarios over both systems:
 
 - evalkit: ``evalkit.run`` of ``psds`` over the two systems, in memory and streamed
-  (``data: {stream: true}``: files read a chunk at a time);
+  (``data: {stream: true}``); both read the folders a chunk of files at a time;
 - sed_scores_eval: ``intersection_based.psds`` of each system on its folder path (which it reads
   lazily, a file at a time).
 
@@ -114,6 +115,26 @@ def copies(root: Path, n: int) -> Path:
     return out
 
 
+def shuffled(root: Path) -> Path:
+    """``root`` with its reference listing the files in a seeded random order (its events of a
+    file together), the score folders and durations linked: an in-memory run must not depend
+    on the reference's order."""
+    out = root / "shuffled"
+    if out.exists():
+        return out
+    out.mkdir()
+    for name in (*SYSTEMS, "durations.tsv"):
+        (out / name).symlink_to(root / name)
+    head, *rows = (root / "reference.tsv").read_text().splitlines()
+    by_file: dict[str, list[str]] = {}
+    for row in rows:
+        by_file.setdefault(row.split("\t", 1)[0], []).append(row)
+    files = list(by_file)
+    np.random.default_rng(0).shuffle(files)
+    (out / "reference.tsv").write_text("\n".join([head, *(row for file in files for row in by_file[file])]) + "\n")
+    return out
+
+
 def one(tool: str, root: Path, scenario: str) -> None:
     """In this (fresh) process: PSDS of both systems by one tool; prints the values, seconds and
     peak resident set as JSON."""
@@ -151,6 +172,7 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=Path("/tmp/bench_psds"), help="where the folders are written")
     parser.add_argument("--scenarios", default="12")
     parser.add_argument("--tools", default="evalkit,evalkit streamed,sed_scores_eval")
+    parser.add_argument("--shuffled", action="store_true", help="the reference lists the files in a random order")
     parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)  # tool, scenario: the child process
     args = parser.parse_args()
     if args.one:
@@ -162,6 +184,8 @@ def main() -> None:
         make(root, args.files, args.frames, args.decimals)
     if args.copies > 1:
         root = copies(root, args.copies)
+    if args.shuffled:
+        root = shuffled(root)
     print(f"{args.files:,} files x {args.copies} copies x {args.frames} frames x {len(CLASSES)} classes, 2 systems")
     tools = args.tools.split(",")
     for scenario in args.scenarios:

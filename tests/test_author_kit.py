@@ -349,6 +349,10 @@ class _Csv(BaseComponent):
             values, rows = values[:-1], rows[:-1]
         return LabelMatrix(values, tuple(header[1:]), tuple(r[0] for r in rows), str(path))
 
+    def sample_ids(self, path):
+        ids = [line.split(",", 1)[0] for line in Path(path).read_text(encoding="utf-8").splitlines()[1:]]
+        return tuple(ids[::-1] if self.broken == "lists other ids" else ids)
+
     def stream(self, path, role, rows, start):
         whole = self.load(path, role)
         stop = len(whole) - (1 if self.broken == "streams short" else 0)
@@ -371,6 +375,7 @@ def test_a_correct_loader_passes(tiny):
     ("a traceback", r".*ragged\.csv raised PluginError: .*expected a DataError naming the file"),
     ("unnamed errors", r"the error for .*empty\.csv does not name the file: empty"),
     ("streams short", r"stream\(.*tiny\.csv, rows=1, start=0\) joined: 2 rows"),
+    ("lists other ids", r"sample_ids\(\) of .*tiny\.csv are not the ids load\(\) gives, in its order"),
 ])
 def test_check_loader_catches_each_broken_property(tiny, broken, message):
     ragged = tiny.with_name("ragged.csv")

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
      "components score_series items data table cells results config arrays weights time_units state settings".split()),
     ("plugin boundary", "protocols contracts registry hookspecs discovery scaffold".split()),
     ("plan", "axes sweeps sources plan schema".split()),
-    ("run", "engine uncertainty per_sample reduction streaming dask_engine execute evaluator".split()),
+    ("run", "engine uncertainty per_sample reduction streaming folders dask_engine execute evaluator".split()),
     ("presentation", "reporting pivot folding glossary findings listing".split()),
     # plugin.py re-exports from every layer below, presentation helpers included (report writers
     # are plugins); like api.py it is a way in, and nothing inside evalkit imports it.

@@ -372,14 +372,16 @@ def test_the_bundled_desed_config_streams_with_the_in_memory_psds(monkeypatch):
 def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path, monkeypatch):
     """The plan counts the score folders' bytes (from the folder listing, no file read): a run
     that would not fit in memory is refused before any data is read, at the system's key, with
-    what to lower; streamed, only a chunk of files is held, so the same folder fits."""
+    what to lower. A run that reads the folder whole (``keyed: false`` draws take every sample
+    at once) needs its every file; in memory otherwise, or streamed, a chunk of files is held, so
+    the same folder fits."""
     import evalkit.budget
     from evalkit import budget
     from evalkit.api import plan
 
     root = make(tmp_path, 8, files=12)
     config = tmp_path / "run.yaml"
-    config.write_text(
+    text = (
         "name: big\n"
         "data:\n"
         f"  reference: {root / 'gt.tsv'}\n"
@@ -388,6 +390,7 @@ def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path
         "metrics:\n"
         f"  - {{name: psds, dtc_threshold: 0.7, gtc_threshold: 0.7}}\n"
     )
+    config.write_text(text + "statistics: {test: {method: permutation, keyed: false, resamples: 10}}\n")
     sizes = sorted((f.stat().st_size for f in (root / "scores").iterdir()), reverse=True)
     whole = sum(sizes) * budget.FOLDER_BYTES
     monkeypatch.setattr("evalkit.budget.available_memory", lambda: whole - 1)
@@ -395,11 +398,15 @@ def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path
         plan(config, writes=False)
     message = str(refused.value)
     assert message.startswith(f"{config}:5:")  # the line of the system `s`
-    assert f"would need about {budget.human(whole)} of memory" in message
-    assert f"the data of {root / 'scores'} (its 12 files whole" in message
-    assert message.endswith("lower the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
-    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)  # streamed: the 5 largest files at a time
-    config.write_text(config.read_text().replace("data:\n", "data:\n  stream: true\n"))
+    assert f"the data of {root / 'scores'} (its 12 files whole: `statistics.test.keyed: false` draws" in message
+    assert message.endswith("lower the files evaluated, or leave out `keyed: false` (keyed draws read a chunk of files "
+                            "at a time)")
+    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)
+    config.write_text(text)  # in memory: the 10 largest files at a time (a chunk read, and the samples taken)
+    (need,) = plan(config, writes=False).needs
+    assert need.bytes == sum(sizes[:10]) * budget.FOLDER_BYTES
+    assert "(10 of its 12 files at a time" in need.what
+    config.write_text(text.replace("data:\n", "data:\n  stream: true\n"))  # streamed: the 5 largest
     (need,) = plan(config, writes=False).needs
     assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
     assert "(5 of its 12 files at a time" in need.what

@@ -96,3 +96,13 @@ def test_classes_are_the_score_files_header(tmp_path):
 
     items = ScoreFiles(ScoreFiles.Params()).load(root / "scores", "prediction")
     assert items.classes == CLASSES and items.ids == ("clip000", "clip001")
+
+
+@settings(max_examples=30, deadline=None)
+@given(series())
+def test_scores_never_above_the_threshold_detect_nothing(data):
+    """Scores in [0, 1] are never above 1: no detection (a chunk of quiet files once raised an
+    IndexError here), as empty arrays of the detections' types."""
+    cell, onset, offset = data.detections(1.0)
+    assert cell.shape == onset.shape == offset.shape == (0,)
+    assert cell.dtype == np.int64 and onset.dtype == offset.dtype == np.float64

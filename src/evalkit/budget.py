@@ -172,29 +172,32 @@ def statistics_needs(
 FOLDER_BYTES = 5
 
 
-#: Samples per chunk of a streamed run when a source is a folder of files, one a sample (score
-#: files: a file's frames x classes, 1,000 x 10 at a 10 ms hop), so a chunk holds a few MB. PSDS
-#: streamed on DCASE-size folders (bench_psds.py, 1,168 files x 2 systems) peaks at 0.31 GiB with
-#: 64 files a chunk (0.44 with 128, 0.67 with 256; sed_scores_eval 0.49) in the same CPU time.
+#: Samples per chunk of a run (streamed, or in memory: :mod:`evalkit.folders`) when a source is a
+#: folder of files, one a sample (score files: a file's frames x classes, 1,000 x 10 at a 10 ms
+#: hop), so a chunk holds a few MB. PSDS streamed on DCASE-size folders (bench_psds.py, 1,168
+#: files x 2 systems) peaks at 0.31 GiB with 64 files a chunk (0.44 with 128, 0.67 with 256;
+#: sed_scores_eval 0.49) in the same CPU time; in memory at 0.30 GiB.
 FOLDER_ROWS = 64
 
 
-def folder_need(path: Path, where: tuple[str, ...], chunk: int | None, kept: float = 0.0) -> Need:
+def folder_need(path: Path, where: tuple[str, ...], chunk: int | None, kept: float = 0.0, whole: str = "") -> Need:
     """The memory of a folder of data files (one per sample: score files) read whole, or
-    ``chunk`` files at a time (a streamed run's chunk, a Dask run's block), from the sizes the
-    folder lists (no file is read); and ``kept`` bytes per byte of all of its text that the data
-    metrics' states keep to the end (a part per file: the metrics' ``kept_per_byte``)."""
+    ``chunk`` files at a time (a run's chunk, a Dask run's block), from the sizes the folder lists
+    (no file is read); and ``kept`` bytes per byte of all of its text that the data metrics'
+    states keep to the end (a part per file: the metrics' ``kept_per_byte``). ``whole``: why a
+    folder is read whole (``keyed: false`` draws), said in the figure's text."""
     sizes = [f.stat().st_size for f in path.iterdir() if f.is_file()] if path.is_dir() else []
     held = sum(sorted(sizes, reverse=True)[:chunk]) if chunk is not None else sum(sizes)
+    read = _read(chunk, len(sizes)) + (f": {whole}" if whole else "")
     if kept:
         return Need(
             int(held * FOLDER_BYTES + sum(sizes) * kept),
-            f"the data of {path} ({_read(chunk, len(sizes))}, {human(held)} of text) and the per-file states the "
+            f"the data of {path} ({read}, {human(held)} of text) and the per-file states the "
             f"metrics keep of all its {amount(len(sizes))} files", "the files evaluated", where,
         )
-    read = _read(chunk, len(sizes))
     lower = "the files per chunk (`engine.partition_rows`)" if chunk is not None and where[:1] == ("engine",) else (
         "the files evaluated" if chunk is not None else
+        "the files evaluated, or leave out `keyed: false` (keyed draws read a chunk of files at a time)" if whole else
         "the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
     return Need(held * FOLDER_BYTES, f"the data of {path} ({read}, {human(held)} of text)", lower, where)
 

@@ -188,7 +188,7 @@ class GuardedLoader(Guarded):
     ``stream`` is guarded chunk by chunk, as its file is read."""
 
     def _call(self, name: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if name not in ("load", "sniff", "diagnose", "stream", "header_classes"):
+        if name not in ("load", "sniff", "diagnose", "stream", "header_classes", "sample_ids"):
             return super()._call(name, method, *args, **kwargs)
         path = (*args, *kwargs.values())[0]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import budget
-from evalkit.plan import Plan, Source
+from evalkit.folders import folder_tally
+from evalkit.plan import Plan, Source, folders_whole, read_in_chunks
 from evalkit.progress import Progress
 from evalkit.provenance import described_file, hashing
 from evalkit.reduction import Scored, Tally, checked, prepare, reduce_partition, scored
@@ -60,13 +61,19 @@ def _tally(plan: Plan, progress: Progress | None) -> tuple[Tally, list[str], lis
     reference = _load(plan, plan.reference, files)
     systems = {name: [_load(plan, source, files) for source in runs] for name, runs in plan.systems.items()}
     weights = None if plan.weights is None else _load(plan, plan.weights, files)
+    building = budget.building(f"the scores of {', '.join(plan.systems)}", "the size of the data, or the components "
+                               "compared, or the statistics' resamples")
+    if any(data is None for runs in systems.values() for data in runs):
+        with building:
+            tally = folder_tally(plan.work, reference, systems, weights, progress, lambda n: _work(plan, n))
+        return tally, [], files
     partition, notes = prepare(plan.job, reference, systems, weights, files=plan.work.from_files)
     partition.whole = True
     if progress:
         progress.start("evaluating", _work(plan, len(partition.reference)))
-    with budget.building(f"the scores of {', '.join(plan.systems)}", "the size of the data, or the components "
-                         "compared, or the statistics' resamples"):
-        return notes + reduce_partition(plan.job, partition, progress), [], files
+    whole = folders_whole(plan.work)
+    with building:
+        return notes + reduce_partition(plan.job, partition, progress), [f"data folders read whole: {whole}"] * bool(whole), files
 
 
 def _work(plan: Plan, n_rows: int) -> int:
@@ -105,9 +112,13 @@ def _described(source: Source) -> dict[str, Any] | None:
 
 
 def _load(plan: Plan, source: Source, files: list[dict[str, Any]]) -> Any:
+    """The source's data read whole, or None for a folder read a chunk of files at a time
+    (:mod:`evalkit.folders`); its file goes to ``files``."""
     described = _described(source)
     if described is not None:
         files.append(described)
+    if read_in_chunks(plan.work, source):
+        return None
     weights = source.role == "weights"  # one value column, whatever the classes
     with budget.building(f"the data of {source.where}", "the size of that data"):
         return load_source(

@@ -41,7 +41,8 @@ def check_loader(
     The properties: each file's suffix (``"/"`` for a folder) is one of ``suffixes``; ``load``
     returns the data of the loader's ``kind`` (a LabelMatrix for "matrix", ItemSets for "items"),
     whose ``source`` names the file, the same data each time; ``sniff`` (if any) accepts each
-    file; ``header_classes`` (if any) are the classes ``load`` finds; ``stream`` (if any) from any
+    file; ``header_classes`` (if any) are the classes ``load`` finds; ``sample_ids`` (if any) are the
+    ids ``load`` gives, in its order; ``stream`` (if any) from any
     row, in chunks of any size, gives the rows ``load`` gives from there; every file of
     ``bad_files``, and an empty file, each file cut in half and each file with bytes that are not
     UTF-8, either loads or raises :class:`~evalkit.errors.DataError` naming the file, never
@@ -67,6 +68,8 @@ def check_loader(
         declared = header(path) if header is not None else None
         if declared is not None and tuple(declared) != tuple(data.classes):
             _fail(loader, f"header_classes() of {path} is {list(declared)}, load() finds {list(data.classes)}")
+        if optional(loader, "sample_ids") is not None and tuple(guarded.sample_ids(path)) != data.ids:
+            _fail(loader, f"sample_ids() of {path} are not the ids load() gives, in its order")
         if optional(loader, "stream") is not None:
             _streams(loader, guarded, path, role, data)
     with tempfile.TemporaryDirectory(prefix="evalkit-check-loader-") as scratch:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 #: ``start()``, an averaging's optional ``undefined_for(metric)`` and
 #: :attr:`evalkit.plugin.ItemSets.notes`; 2.2 added :data:`evalkit.plugin.SAMPLE_COLUMNS`, the
 #: columns of per-sample values, the findings a report opens with (``opening_lines``, ``floor_note``,
-#: ...), a loader's optional ``diagnose(path)`` and ``hashes_as_read``, and a report writer's
+#: ...), a loader's optional ``diagnose(path)``, ``hashes_as_read`` and ``sample_ids(path)``, and a report writer's
 #: optional ``results_ready(results)`` and ``stop()`` (CHANGELOG.md).
 CONTRACT_VERSION = "2.2"
 

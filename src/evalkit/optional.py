@@ -161,6 +161,12 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "(path, role, rows, start)",
         ),
         OptionalMember(
+            "sample_ids", None, "the sample ids of a file or folder in the order `load` gives its rows, known without "
+            "reading a value (a folder's file names): with `stream`, an in-memory run then reads a folder's samples "
+            "a chunk of files at a time, in the reference's order, instead of all at once",
+            "(path)",
+        ),
+        OptionalMember(
             "hashes_as_read", False, "its `stream` reads the file through `evalkit.plugin.opened`, from its first "
             "byte to its last in order, so a streamed run takes the file's sha256 (for the provenance) from that "
             "reading instead of reading the file a second time (a file it reads otherwise is read again after the run)",

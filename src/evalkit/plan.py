@@ -429,15 +429,44 @@ def _folders(plan: Plan) -> list[Source]:
     return [source for source in plan.sources() if source.full is not None and source.full.is_dir()]
 
 
+def _chunkable(work: Work, source: Source) -> bool:
+    """A system's folder in an in-memory run of item data, whose loader lists its samples and
+    reads part of them (``sample_ids``, ``stream``): it can be read a chunk of files at a time."""
+    return (not work.job.settings.partitioned and work.kind == "items" and source.role == "prediction"
+            and source.full is not None and source.full.is_dir()
+            and all(optional(source.loader, member) is not None for member in ("sample_ids", "stream")))
+
+
+def folders_whole(work: Work) -> str:
+    """Why an in-memory run reads its systems' data folders whole, all at once, where it could
+    read them a chunk of files at a time (:mod:`evalkit.folders`); "" when it does not: draws
+    over all the samples at once (``keyed: false``) take every sample's data together."""
+    if not any(_chunkable(work, source) for source in work.sources()):
+        return ""
+    statistics = work.job.settings.statistics
+    sections = [] if statistics is None else [("bootstrap", statistics.bootstrap), ("test", statistics.test)]
+    unkeyed = [key for key, section in sections if section is not None and not section.keyed]
+    return f"`statistics.{unkeyed[0]}.keyed: false` draws over all the samples at once" if unkeyed else ""
+
+
+def read_in_chunks(work: Work, source: Source) -> bool:
+    """Whether an in-memory run reads this folder a chunk of files at a time."""
+    return _chunkable(work, source) and not folders_whole(work)
+
+
 def _folder_needs(plan: Plan) -> list[budget.Need]:
-    """The memory of the data folders: read whole in memory (every system's at once), or a
-    chunk (a block) of files at a time by a streamed (a Dask) run."""
+    """The memory of the data folders: a chunk (a block) of files at a time by a streamed (a
+    Dask) run, and by an in-memory run whose folders' loaders can read part of them (the chunk
+    read and the samples taken from it: twice a chunk's files); read whole otherwise (every
+    system's at once), saying why where the run asks for it (:func:`folders_whole`)."""
     engine = plan.job.settings.engine
     dask = engine.name == "dask"
-    chunk = engine.partition_rows if dask else budget.FOLDER_ROWS if plan.config.data.stream else None
+    streamed = budget.FOLDER_ROWS if plan.config.data.stream else None
     kept = max(sum(optional(m.obj, "kept_per_byte") for m in step.axes.data_metrics) for step in plan.steps)
     needs = []
     for source in _folders(plan):
+        chunk = engine.partition_rows if dask else 2 * budget.FOLDER_ROWS if read_in_chunks(plan.work, source) \
+            else streamed
         if dask:
             key: tuple[str, ...] = ("engine", "partition_rows")
         elif source.system is None:
@@ -445,7 +474,8 @@ def _folder_needs(plan: Plan) -> list[budget.Need]:
         else:
             key = ("data", "systems", source.system)
         assert source.full is not None
-        needs.append(budget.folder_need(source.full, key, chunk, kept))
+        whole = folders_whole(plan.work) if _chunkable(plan.work, source) else ""
+        needs.append(budget.folder_need(source.full, key, chunk, kept, whole))
     return needs
 
 

@@ -54,6 +54,8 @@ class ScoreSeries(Sequence[tuple[tuple[tuple[float, float, float], ...], ...]]):
         frame, klass = np.nonzero(above)
         order = np.lexsort((frame, klass))  # by class, then time: a run is consecutive frames of one sample
         frame, klass = frame[order], klass[order]
+        if not frame.size:  # nothing above the threshold (a chunk of quiet files)
+            return np.empty(0, np.int64), np.empty(0), np.empty(0)
         next_frame = (frame[1:] == frame[:-1] + 1) & (self.sample[frame[1:]] == self.sample[frame[:-1]])
         same = np.r_[False, (klass[1:] == klass[:-1]) & next_frame]
         first = np.flatnonzero(~same)

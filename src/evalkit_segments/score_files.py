@@ -35,6 +35,11 @@ class ScoreFiles(BaseComponent):
             header = handle.readline().removeprefix(b"\xef\xbb\xbf").rstrip(b"\r\n").split(b"\t")
         return len(header) >= 3 and header[:2] == [b"onset", b"offset"]
 
+    def sample_ids(self, path: Path) -> tuple[str, ...]:
+        """The folder's samples in :meth:`load`'s order, from the file names alone: an in-memory
+        run reads the files of a chunk of samples at a time (:mod:`evalkit.folders`)."""
+        return _ids(_listed(path))
+
     def load(self, path: Path, role: str) -> ItemSets:
         files = _listed(path)
         classes, counts, table = _read_together(files) or _read_each(files)
@@ -83,9 +88,14 @@ def _listed(path: Path) -> list[Path]:
 
 def _items(path: Path, files: list[Path], classes: tuple[str, ...], counts: np.ndarray, table: np.ndarray) -> ItemSets:
     """Score files read into one table (rows of onset, offset, then scores) as score series."""
-    ids = tuple(f.name[: -len(".tsv")] for f in files)
+    ids = _ids(files)
     series = ScoreSeries(np.repeat(np.arange(len(files)), counts), table[:, 0], table[:, 1], table[:, 2:], len(files))
     return ItemSets(series, classes, ids, str(path))
+
+
+def _ids(files: list[Path]) -> tuple[str, ...]:
+    """The sample of each score file: its name without ``.tsv``."""
+    return tuple(f.name[: -len(".tsv")] for f in files)
 
 
 def _read_each(
