@@ -24,7 +24,8 @@ CORE = ROOT / "src" / "evalkit"
 #: Lowest first. A module may import from its own layer (``test_structure`` keeps that acyclic) or below.
 LAYERS: list[tuple[str, list[str]]] = [
     ("leaves", (
-        "errors version keywords progress provenance stats gather optional measures budget loading yamlfile blas control_chars"
+        "errors version keywords progress provenance siphash stats gather optional measures budget loading yamlfile blas "
+        "control_chars"
     ).split()),
     ("data types",
      "components score_series items data table cells results config arrays weights time_units state settings".split()),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_layers import core_graph
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -67,10 +68,12 @@ def test_the_version_command_loads_nothing_heavy():
     assert loaded_after(code) == []
 
 
-def test_a_run_on_small_csv_files_imports_no_pandas():
+@pytest.mark.parametrize("config", ["quickstart.yaml", "tnorms.yaml"])
+def test_a_run_on_small_csv_files_imports_no_pandas(config):
     """pandas' import (0.2-0.3 s) is most of a small run's start-up; the CSV loader reads small
-    files without it (evalkit_loaders.PLAIN_BYTES), so quickstart scores without it."""
-    code = f"import evalkit\nevalkit.run({str(CONFIGS / 'quickstart.yaml')!r})"
+    files without it (evalkit_loaders.PLAIN_BYTES), and keyed draws hash the sample ids without
+    it (evalkit.siphash), so quickstart and tnorms (intervals, paired tests) score without it."""
+    code = f"import evalkit\nevalkit.run({str(CONFIGS / config)!r})"
     probe = f"{code}\nimport sys\nprint('pandas' in sys.modules, 'pyarrow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]

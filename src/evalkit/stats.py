@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from statistics import NormalDist
 
 import numpy as np
+
+from evalkit.siphash import sip_hashes
 
 __all__ = [
     "bootstrap_weights",
@@ -196,14 +198,12 @@ def _mix(x: np.ndarray, spare: np.ndarray | None = None) -> np.ndarray:
     return x
 
 
-def sample_keys(ids: object, n: int) -> np.ndarray:
+def sample_keys(ids: Sequence[str] | None, n: int) -> np.ndarray:
     """A uint64 key per sample for :func:`poisson_weights`: a hash of its id (the same in every
     process and run), or its position when the samples have no ids."""
     if ids is None:
         return np.arange(n, dtype=np.uint64)
-    from pandas.util import hash_array  # type: ignore[import-untyped]  # SipHash with a fixed key
-
-    return hash_array(np.asarray(ids, dtype=object)).astype(np.uint64)
+    return _mix(sip_hashes(ids))  # pandas' hash_array of the ids (as the keys were first made), without pandas
 
 
 def poisson_weights(keys: np.ndarray, resamples: int, seed: int, first: int = 0) -> np.ndarray:
