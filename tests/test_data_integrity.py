@@ -33,7 +33,7 @@ from evalkit.errors import DataError, PluginError
 from evalkit.items import ItemSets
 from evalkit.loading import unique_ids
 from evalkit.testing import plugin_registry
-from evalkit_loaders import _DECIMAL, PLAIN_BYTES, _plain, _read
+from evalkit_loaders import _DECIMAL, PLAIN_BYTES, DelimitedLoader, DelimitedParams, _plain, _read
 
 REF = "id,speech,birds\na,0.9,0.1\nb,0.2,0.8\nc,1.0,0.0\n"
 
@@ -381,6 +381,25 @@ def test_a_small_csv_is_read_without_pandas_to_the_same_bits(tmp_path_factory, r
 def test_other_csv_files_are_left_to_the_columnar_reader(tmp_path, text):
     assert _plain(write(tmp_path, "s.csv", text), ",", ("a", "b"), None) is None
 
+
+
+@pytest.mark.parametrize("blank", ["", " \t ", "\f", "\v", "\x1c", "\x85", "\u2028", "\u00a0"])
+def test_a_line_is_blank_to_the_small_file_reader_as_to_the_columnar_one(tmp_path, blank):
+    """Only an empty line or one of spaces and tabs is skipped, by both readers; any other line
+    that ``str.strip`` empties (a form feed, a no-break space, ...) is a short row, refused with
+    its line by both (a review found the small-file reader skipping them)."""
+    text = f"id,a,b\nx,0.5,0.5\n{blank}\ny,0.1,0.2\n"
+    small = write(tmp_path, "small.csv", text)
+    large = write(tmp_path, "large.csv", text + "".join(f"z{i},0.5,0.5\n" for i in range(PLAIN_BYTES // 10)))
+    results = []
+    for path in (small, large):
+        try:
+            results.append(DelimitedLoader(DelimitedParams()).load(path, "reference").values[:2].tolist())
+        except DataError as exc:
+            results.append(str(exc).replace(str(path), "FILE"))
+    assert results[0] == results[1]
+    skipped = blank.strip(" \t") == ""
+    assert results[0] == ([[0.5, 0.5], [0.1, 0.2]] if skipped else "FILE:3: 1 fields, but the header has 3")
 
 # --- the loader guard: I/O and decode errors are data errors, plugin bugs stay plugin bugs ---------
 

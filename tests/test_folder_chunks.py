@@ -196,3 +196,29 @@ def test_the_plan_counts_a_chunk_or_says_why_the_folder_is_read_whole(tmp_path, 
     assert f"(its 12 files whole: {reason}" in folder.what
     assert "leave out `keyed: false`" in folder.lower
     assert f"data folders read whole: {reason}" in evalkit.run(path).notes
+
+
+def test_tied_worst_files_keep_their_timelines_whatever_the_reference_order(tmp_path, monkeypatch):
+    """Chunks of 8 files (more than the 5 worst kept), a reference listing the files backwards,
+    an event-list system whose every file scores F = 0 (all tied): a chunk ranks its rows, ties
+    included, in the reference's order as the whole run does, so each of the run's 5 worst
+    files keeps its timeline (a review found 2 of 5 left, the others dropped without a word)."""
+    monkeypatch.setattr("evalkit.budget.FOLDER_ROWS", 8)
+    root = make(tmp_path, 5, files=16)
+    reference = pd.read_csv(root / "gt.tsv", sep="\t")
+    names = list(dict.fromkeys(reference["filename"]))
+    reference = reference.iloc[np.argsort([-names.index(n) for n in reference["filename"]], kind="stable")]
+    reference.to_csv(root / "gt.tsv", sep="\t", index=False)
+    late = reference.dropna().assign(onset=lambda t: t.onset + 50, offset=lambda t: t.offset + 50)  # never overlaps
+    late.to_csv(root / "events.tsv", sep="\t", index=False)
+    run = config(root, ["f1"], missing="empty") | {
+        "representation": {"name": "event_based", "t_collar": 0.2, "threshold": 0.5}, "averaging": ["micro"],
+        "per_sample": True}
+    run["data"]["systems"]["events"] = str(root / "events.tsv")
+    chunked = evalkit.run(run)
+    monkeypatch.delattr(ScoreFiles, "sample_ids")
+    whole = evalkit.run(run)
+    worst = [sample for sample, _ in whole.worst_samples()["events"][1]]
+    assert len(worst) == 5
+    assert [t.sample for t in chunked.timelines if t.system == "events"] == worst
+    assert chunked.timelines == whole.timelines

@@ -21,7 +21,6 @@ from evalkit.execute import execute
 from evalkit.keywords import suggest_keywords
 from evalkit.plan import Plan, build_plan
 from evalkit.progress import Progress
-from evalkit.protocols import optional
 from evalkit.registry import Registry
 from evalkit.reporting import write_reports
 from evalkit.results import Results, config_record
@@ -130,7 +129,7 @@ def results_of(plan: Plan, progress: Progress | None = None) -> Results:
     return Results(
         scored.rows, cfg.name, scored.notes, config_record(cfg),
         scored.comparisons, scored.agreement, provenance, curves=scored.curves,
-        lower_is_better=[m.label for m in plan.axes.metrics if optional(m.obj, "lower_is_better")],
+        lower_is_better=plan.axes.lower_is_better,
         sample_values=scored.sample_values, timelines=scored.timelines, ceilings=scored.ceilings,
     )
 

@@ -185,6 +185,21 @@ class Axes:
             tags[metric.label] = f"({shown})" if len(alike) > 1 else ""
         return tags
 
+    @functools.cached_property
+    def lower_is_better(self) -> list[str]:
+        """The results that improve as they fall (an error rate, a loss) as the rows name them: a
+        metric's label, or each name a data metric lists (its rates, not the thresholds it gives
+        beside them) and its per-class name, followed by its tag (:attr:`data_tags`)."""
+        names = []
+        for metric in self.metrics:
+            lower = optional(metric.obj, "lower_is_better")
+            if lower is True:
+                names.append(metric.label)
+            elif lower:
+                tag = self.data_tags.get(metric.label, "")
+                names += [f"{name}{kind}{tag}" for name in lower for kind in ("", "_per_class")]
+        return names
+
     @property
     def ranks_only(self) -> bool:
         """Only metrics that rank predictions (``ranks = True``: mAP, OmAP): predictions are then

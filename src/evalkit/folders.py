@@ -115,9 +115,14 @@ def folder_tally(
 def _folder_order(samples: tuple[str, ...], reader: _Reader) -> np.ndarray:
     """The reference's rows in the order of a folder's files (the samples it lacks after them,
     in the reference's order): each chunk's files follow the previous chunk's, so each file is
-    read once whatever order the reference lists them in."""
+    read once whatever order the reference lists them in. Inside a chunk the rows keep the
+    reference's order, so a chunk ranks its worst samples, ties included, as the whole run ranks
+    them (in sample order): a sample among the run's worst is among its chunk's."""
     n = len(reader.ids)
-    return np.argsort([reader.file_of.get(sample, n + row) for row, sample in enumerate(samples)], kind="stable")
+    order = np.argsort([reader.file_of.get(sample, n + row) for row, sample in enumerate(samples)], kind="stable")
+    for first in range(0, len(order), budget.FOLDER_ROWS):
+        order[first : first + budget.FOLDER_ROWS].sort()
+    return order
 
 
 def _in_reference_order(parts: list[Part], place: np.ndarray) -> list[Part]:

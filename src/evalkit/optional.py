@@ -111,8 +111,10 @@ OPTIONAL: dict[str, tuple[OptionalMember, ...]] = {
             "the plan's memory estimate adds them for every folder",
         ),
         OptionalMember(
-            "lower_is_better", False, "a metric improves as it decreases (a divergence, a loss): rank "
-            "agreement orients it against the others",
+            "lower_is_better", False, "a metric improves as it decreases (a divergence, a loss): True; or, for "
+            "a data metric that reports results under names of its own, the names of those that do (its error "
+            "rates, not the thresholds beside them). Rank agreement, the summary, the paired tests' verdicts and "
+            "the worst files orient them",
         ),
         OptionalMember(
             "glossary", {}, "a data metric's one-line explanation of each result it reports under a "

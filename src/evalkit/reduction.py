@@ -30,7 +30,6 @@ from evalkit.measures import Curve
 from evalkit.per_sample import Collector, Label, Part, sample_blocks, timelines, worst_timelines
 from evalkit.plan import Job, Step
 from evalkit.progress import Progress
-from evalkit.protocols import optional
 from evalkit.results import Agreement, Comparison, CurveRow, Row, SampleValues, Timeline
 from evalkit.sweeps import offset
 from evalkit.time_units import latest_time, time_unit_note
@@ -217,8 +216,8 @@ def reduce_partition(job: Job, partition: Partition, progress: Progress | None =
     if per_sample:
         names = reference.ids if reference.ids is not None else map(str, range(partition.first_row, partition.first_row + n))
         tally.per_sample = [Part(tuple(names), reference.ids is not None, per_sample)]
-        tally.timelines = timelines(tally.per_sample, job.settings.partitioned, _lower(job), reference, partition.systems,
-                                    partition.first_row)
+        tally.timelines = timelines(tally.per_sample, job.settings.partitioned, job.axes.lower_is_better, reference,
+                                    partition.systems, partition.first_row)
     if any(field_name == "jackknife" for field_name, *_ in planned) and isinstance(draws.jackknife, _Grouped):
         tally.groups = draws.jackknife.sizes()
     return tally
@@ -451,7 +450,7 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
     """Every number of a run from the tally of all its data, with its notes."""
     out = checked(job, tally, reference_where)
     out.sample_values = sample_blocks(tally.per_sample, job.settings.partitioned)
-    out.timelines = worst_timelines(tally.timelines, out.sample_values, _lower(job))
+    out.timelines = worst_timelines(tally.timelines, out.sample_values, job.axes.lower_is_better)
     settings = job.settings
     sweep, statistics = settings.sweep, settings.statistics
     classes = tally.classes
@@ -507,13 +506,10 @@ def scored(job: Job, tally: Tally, reference_where: str) -> Scored:
         if len(job.runs) < 3:
             out.notes.append(f"rank agreement needs at least 3 systems; this run has {len(job.runs)}")
         else:
-            out.agreement = rank_agreement(out.rows, set(_lower(job)))
+            out.agreement = rank_agreement(out.rows, set(job.axes.lower_is_better))
     return out
 
 
-def _lower(job: Job) -> list[str]:
-    """The run's metrics that improve as they fall (an error rate, a loss)."""
-    return [m.label for m in job.axes.metrics if optional(m.obj, "lower_is_better")]
 
 
 

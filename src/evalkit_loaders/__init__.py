@@ -81,10 +81,11 @@ def _number(text: str) -> float | None:
 
 
 def _filled(records: Iterator[tuple[int, list[str]]]) -> Generator[tuple[int, list[str]], None, None]:
-    """The records that are not blank (no fields, or only white space): the columnar reader
-    skips those, the header's line included."""
+    """The records that are not blank (no fields, or only spaces and tabs): the columnar reader
+    skips those, the header's line included (and no others: a form feed or a no-break space is
+    not blank to it, though ``str.strip`` removes them)."""
     for line, fields in records:
-        if len(fields) > 1 or "".join(fields).strip():
+        if len(fields) > 1 or "".join(fields).strip(" \t"):
             yield line, fields
 
 

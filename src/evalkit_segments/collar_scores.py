@@ -346,7 +346,11 @@ class CollarErrorRate(_Collar):
 
     name = "collar_error_rate"
     Params = ErrorRateParams
-    lower_is_better = True
+    lower_is_better = (
+        "collar_error_rate",
+        "collar_insertion_rate",
+        "collar_deletion_rate",
+    )  # the rates, not their thresholds
     glossary = {
         "collar_error_rate": "Collar-based error rate at the threshold: each class's (insertions + deletions) / "
                              "reference events, averaged over classes.",
@@ -378,7 +382,11 @@ class CollarBestErrorRate(_Collar):
 
     name = "collar_best_error_rate"
     Params = CollarParams
-    lower_is_better = True
+    lower_is_better = (
+        "collar_best_error_rate",
+        "collar_best_insertion_rate",
+        "collar_best_deletion_rate",
+    )  # the rates, not their thresholds
     glossary = {
         "collar_best_error_rate": "Each class's lowest collar-based error rate over decision thresholds, averaged "
                                   "over classes (an optimistic bound: the thresholds are chosen on the data scored).",

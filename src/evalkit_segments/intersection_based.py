@@ -99,7 +99,14 @@ class IntersectionErrorRate(IntersectionCounts[IntersectionParams]):
 
     name = "intersection_error_rate"
     Params = IntersectionParams
-    lower_is_better = True
+    lower_is_better = (
+        "intersection_best_error_rate",
+        "intersection_best_insertion_rate",
+        "intersection_best_deletion_rate",
+        "intersection_error_rate",
+        "intersection_insertion_rate",
+        "intersection_deletion_rate",
+    )  # the rates, not their thresholds
     glossary = {
         "intersection_best_error_rate": "Each class's lowest intersection-based error rate ((insertions + deletions) "
                                         "/ reference events) over thresholds, averaged over classes (an optimistic "

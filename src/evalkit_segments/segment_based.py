@@ -154,7 +154,14 @@ class SegmentErrorRate(SegmentCounts[SegmentGridParams]):
 
     name = "segment_error_rate"
     Params = SegmentGridParams
-    lower_is_better = True
+    lower_is_better = (
+        "segment_best_error_rate",
+        "segment_best_insertion_rate",
+        "segment_best_deletion_rate",
+        "segment_error_rate",
+        "segment_insertion_rate",
+        "segment_deletion_rate",
+    )  # the rates, not their thresholds
     glossary = {
         "segment_best_error_rate": "Each class's lowest segment-based error rate ((insertions + deletions) / positive "
                                    "segments) over thresholds, averaged over classes (an optimistic bound).",
