@@ -412,20 +412,28 @@ def test_intersection_best_threshold_where_two_files_cancel(tmp_path):
     another's fall by one (its two peaks merge), so the summed counts do not change there; the
     peer keeps 0.6 as a point, so its best threshold (class a at 0.7, where F is best, and equal
     down to 0.6) is centred between 0.7 and 0.6. Dropping the point would put it at -inf."""
-    scores = {"x1": [0.0, 0.6, 0.0, 0.0], "x2": [0.8, 0.6, 0.9, 0.0], "x3": [0.7, 0.7]}
-    (tmp_path / "scores").mkdir()
-    for name, column in scores.items():
-        times = np.arange(len(column) + 1) * 0.5
-        write_sed_scores(np.c_[column, np.zeros(len(column))], tmp_path / "scores" / f"{name}.tsv",
-                         timestamps=times, event_classes=["a", "b"])
-    (tmp_path / "gt.tsv").write_text("filename\tonset\toffset\tevent_label\nx1.wav\t\t\t\nx2.wav\t\t\t\n"
-                                     "x3.wav\t0.0\t1.0\ta\nx3.wav\t0.0\t1.0\tb\n")
-    got = ours(tmp_path / "gt.tsv", tmp_path / "scores",
-               {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5, "threshold": 0.5})
-    _, _, _, thresholds, _ = peer(intersection_based.best_fscore, str(tmp_path / "scores"), str(tmp_path / "gt.tsv"),
-                                  dtc_threshold=0.5, gtc_threshold=0.5)
+    thresholds = constructed_intersection(
+        tmp_path, {"x1": [0.0, 0.6, 0.0, 0.0], "x2": [0.8, 0.6, 0.9, 0.0], "x3": [0.7, 0.7]}, 0.5)
     assert thresholds["a"] == pytest.approx((0.7 + 0.6) / 2, rel=1e-15)  # the constructed case: the peer keeps 0.6
-    check_intersection_based(got, tmp_path / "scores", tmp_path / "gt.tsv", "ab", 0.5, 0.5, 0.5)
+
+
+def constructed_intersection(root: Path, scores: dict[str, list[float]], criterion: float) -> dict:
+    """Score files of class a (b all 0) at a 0.5 s hop, against one event of each class in x3
+    (the other files without events): intersection_based with both criteria at ``criterion``
+    and F at 0.5 equal to the peer's (:func:`check_intersection_based`); the peer's best
+    thresholds."""
+    (root / "scores").mkdir()
+    for name, column in scores.items():
+        write_sed_scores(np.c_[column, np.zeros(len(column))], root / "scores" / f"{name}.tsv",
+                         timestamps=np.arange(len(column) + 1) * 0.5, event_classes=["a", "b"])
+    empty = "".join(f"{name}.wav\t\t\t\n" for name in scores if name != "x3")
+    (root / "gt.tsv").write_text(f"filename\tonset\toffset\tevent_label\n{empty}x3.wav\t0.0\t1.0\ta\nx3.wav\t0.0\t1.0\tb\n")
+    got = ours(root / "gt.tsv", root / "scores",
+               {"name": "intersection_based", "dtc_threshold": criterion, "gtc_threshold": criterion, "threshold": 0.5})
+    _, _, _, thresholds, _ = peer(intersection_based.best_fscore, str(root / "scores"), str(root / "gt.tsv"),
+                                  dtc_threshold=criterion, gtc_threshold=criterion)
+    check_intersection_based(got, root / "scores", root / "gt.tsv", "ab", criterion, criterion, 0.5)
+    return thresholds
 
 
 def check_error_rates(got: dict, prefix: str, at_threshold: tuple, best: tuple, classes) -> None:
@@ -550,16 +558,6 @@ def test_intersection_best_threshold_where_frames_of_a_file_without_events_cance
     so x1's count of false positives does not change at 0.5; the peer takes such a file's
     changes frame by frame (its fast path for files without events) and keeps 0.5, so its best
     threshold, at 0.6 where x3's event is found, is centred between 0.6 and 0.5, not 0.1."""
-    scores = {"x1": [0.95, 0.5, 0.97, 0.05, 0.5, 0.02], "x3": [0.6, 0.6, 0.1, 0.1]}
-    (tmp_path / "scores").mkdir()
-    for name, column in scores.items():
-        write_sed_scores(np.c_[column, np.zeros(len(column))], tmp_path / "scores" / f"{name}.tsv",
-                         timestamps=np.arange(len(column) + 1) * 0.5, event_classes=["a", "b"])
-    (tmp_path / "gt.tsv").write_text("filename\tonset\toffset\tevent_label\nx1.wav\t\t\t\n"
-                                     "x3.wav\t0.0\t1.0\ta\nx3.wav\t0.0\t1.0\tb\n")
-    got = ours(tmp_path / "gt.tsv", tmp_path / "scores",
-               {"name": "intersection_based", "dtc_threshold": 0.7, "gtc_threshold": 0.7, "threshold": 0.5})
-    _, _, _, thresholds, _ = peer(intersection_based.best_fscore, str(tmp_path / "scores"), str(tmp_path / "gt.tsv"),
-                                  dtc_threshold=0.7, gtc_threshold=0.7)
+    thresholds = constructed_intersection(
+        tmp_path, {"x1": [0.95, 0.5, 0.97, 0.05, 0.5, 0.02], "x3": [0.6, 0.6, 0.1, 0.1]}, 0.7)
     assert thresholds["a"] == pytest.approx((0.6 + 0.5) / 2, rel=1e-15)  # the constructed case: the peer keeps 0.5
-    check_intersection_based(got, tmp_path / "scores", tmp_path / "gt.tsv", "ab", 0.7, 0.7, 0.5)
