@@ -10,12 +10,13 @@ import json
 import math
 import os
 import signal
+import socket
 import socketserver
 import subprocess
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import dask
@@ -237,6 +238,22 @@ def test_the_local_cluster_keeps_a_chunk_on_the_heap(monkeypatch):
     assert {name: environ.get(name) for name in WORKER_MALLOC} == WORKER_MALLOC
     assert environ.get("OPENBLAS_NUM_THREADS") == "1"  # Dask's own setting, kept
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536" and "MALLOC_MMAP_THRESHOLD_" not in os.environ
+
+
+def test_the_local_cluster_leaves_the_dashboard_port_to_the_user(recwarn):
+    """A user's own Dask dashboard holds port 8787: the cluster a run starts serves nothing there
+    and prints no "Port 8787 is already in use" (CI saw it when a test's cluster held the port)."""
+    from evalkit.dask_engine import _client
+    from evalkit.settings import Engine
+
+    with socket.socket() as user:
+        with suppress(OSError):  # already held: by someone else, which is the case tested
+            user.bind(("127.0.0.1", 8787))
+            user.listen()
+        with _client(Engine("dask", None, 1, 1_000_000, 60)) as (client, _):
+            port = client.cluster.scheduler.http_server.port
+    assert port != 8787
+    assert not [w for w in recwarn if "8787" in str(w.message)]
 
 
 @pytest.mark.slow

@@ -408,6 +408,9 @@ def _client(engine: Engine) -> Iterator[tuple[Any, str]]:
             cluster = LocalCluster(
                 n_workers=engine.workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
                 silence_logs=logging.CRITICAL,  # a task's error is the run's error, said once
+                # no dashboard, and the scheduler's HTTP server (health, metrics) on a free port: 8787,
+                # its default, is often a user's own cluster's dashboard (distributed warns, then moves)
+                scheduler_kwargs={"dashboard_address": ":0"},
             )
         with cluster, Client(cluster) as client:
             yield client, f"a LocalCluster of {len(cluster.workers)} worker(s)"
