@@ -79,6 +79,21 @@ def test_the_peak_stays_that_of_a_chunk_as_the_folder_doubles(tmp_path, monkeypa
     assert whole[0] > 2 * chunked[0], (whole, chunked)
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_plan_estimate_covers_the_peak_of_a_chunked_read(tmp_path, monkeypatch, stream):
+    """The plan's estimate of a folder read a chunk at a time is at least what the run holds at
+    its peak above the interpreter (tracemalloc, after a first run has done the imports and
+    caches), and not three times it."""
+    monkeypatch.setattr("evalkit.budget.FOLDER_ROWS", 8)
+    root = long_files(tmp_path, 40)
+    run = config(root, [PSDS], **({"stream": True} if stream else {}))
+    evalkit.run(run)
+    (need,) = plan(run, writes=False).needs
+    assert "(8 of its 40 files at a time" in need.what
+    held = peak(run)
+    assert held <= need.bytes < 3 * held, (held, need.bytes)
+
+
 def test_each_file_is_read_once_a_chunk_at_a_time(tmp_path, monkeypatch):
     """The loader's reads, counted, with a reference that lists the files backwards: every score
     file parsed once, never more than a chunk's files in one read, and never more than a chunk's
@@ -174,9 +189,9 @@ def test_in_chunks_as_read_whole_unsorted_missing_and_per_sample(tmp_path, monke
 
 
 def test_the_plan_counts_a_chunk_or_says_why_the_folder_is_read_whole(tmp_path, monkeypatch):
-    """The memory estimate: in memory, the two chunks' largest files (the chunk read and the
-    samples taken from it), as streamed counts one chunk's; with ``keyed: false`` draws, every
-    file, and the run says why (in the estimate and in a note)."""
+    """The memory estimate: in memory, a chunk's largest files at ``CHUNK_BYTES``, as streamed;
+    with ``keyed: false`` draws, every file, and the run says why (in the estimate and in a
+    note)."""
     from evalkit import budget
 
     monkeypatch.setattr("evalkit.budget.FOLDER_ROWS", 3)
@@ -187,8 +202,8 @@ def test_the_plan_counts_a_chunk_or_says_why_the_folder_is_read_whole(tmp_path, 
     path.write_text(text)
     sizes = sorted((f.stat().st_size for f in (root / "scores").iterdir()), reverse=True)
     (need,) = plan(path, writes=False).needs
-    assert need.bytes == sum(sizes[:6]) * budget.FOLDER_BYTES
-    assert "(6 of its 12 files at a time" in need.what
+    assert need.bytes == sum(sizes[:3]) * budget.CHUNK_BYTES
+    assert "(3 of its 12 files at a time" in need.what
     path.write_text(text + "statistics:\n  bootstrap: {method: percentile, keyed: false, resamples: 10}\n")
     folder = next(n for n in plan(path, writes=False).needs if "the data of" in n.what)
     assert folder.bytes == sum(sizes) * budget.FOLDER_BYTES

@@ -401,12 +401,14 @@ def test_a_run_whose_score_folders_would_not_fit_is_refused_at_validate(tmp_path
     assert f"the data of {root / 'scores'} (its 12 files whole: `statistics.test.keyed: false` draws" in message
     assert message.endswith("lower the files evaluated, or leave out `keyed: false` (keyed draws read a chunk of files "
                             "at a time)")
-    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 5)
-    config.write_text(text)  # in memory: the 10 largest files at a time (a chunk read, and the samples taken)
+    # A chunk costs CHUNK_BYTES per byte of its text (its work), a whole read FOLDER_BYTES: a chunk
+    # of 1 of the 12 files fits where the whole read does not.
+    monkeypatch.setattr(evalkit.budget, "FOLDER_ROWS", 1)
+    config.write_text(text)  # in memory: a chunk's largest file
     (need,) = plan(config, writes=False).needs
-    assert need.bytes == sum(sizes[:10]) * budget.FOLDER_BYTES
-    assert "(10 of its 12 files at a time" in need.what
-    config.write_text(text.replace("data:\n", "data:\n  stream: true\n"))  # streamed: the 5 largest
+    assert need.bytes == sizes[0] * budget.CHUNK_BYTES
+    assert "(1 of its 12 files at a time" in need.what
+    config.write_text(text.replace("data:\n", "data:\n  stream: true\n"))  # streamed: the same
     (need,) = plan(config, writes=False).needs
-    assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
-    assert "(5 of its 12 files at a time" in need.what
+    assert need.bytes == sizes[0] * budget.CHUNK_BYTES
+    assert "(1 of its 12 files at a time" in need.what

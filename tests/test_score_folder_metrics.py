@@ -303,11 +303,11 @@ def test_the_plan_counts_the_per_file_counts_bootstrapped_keeps(tmp_path, monkey
               "metrics": [{"name": "psds", "dtc_threshold": 0.7, "gtc_threshold": 0.7, **criteria, "bootstrapped": {}},
                           {"name": "segment_based"}, {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5}]}
     (need,) = plan(config, writes=False).needs
-    assert need.bytes == int(sum(sizes[:5]) * budget.FOLDER_BYTES + sum(sizes) * kept)
+    assert need.bytes == int(sum(sizes[:5]) * budget.CHUNK_BYTES + sum(sizes) * kept)
     assert "the per-file states the metrics keep of all its 12 files" in need.what
     config["metrics"] = config["metrics"][1:]
     (need,) = plan(config, writes=False).needs
-    assert need.bytes == sum(sizes[:5]) * budget.FOLDER_BYTES
+    assert need.bytes == sum(sizes[:5]) * budget.CHUNK_BYTES
 
 
 @pytest.mark.parametrize("metrics", [["best_fscore"], ["auroc", "map"]])

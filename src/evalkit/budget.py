@@ -171,6 +171,14 @@ def statistics_needs(
 #: files, 15 MiB: peaks of 252 and 369 MiB where PSDS takes 389, interpreter included).
 FOLDER_BYTES = 5
 
+#: Bytes a chunk of a folder's files costs per byte of their text at the peak of a run that reads
+#: the folder a chunk at a time (in memory or streamed): the chunk read, the samples taken from it
+#: and prepared, and a score-folder metric's work over the chunk's scores (PSDS's sorted scores and
+#: per-threshold counts of every file in it). Measured with tracemalloc on long_files folders of
+#: tests/test_folder_chunks.py (2,000 frames at 2 decimals): 31-32 in memory, 33-34 streamed, with
+#: 4 and 16 files a chunk; on bench_psds.py's DCASE-size files (4 decimals) 14-15 (RSS).
+CHUNK_BYTES = 36
+
 
 #: Samples per chunk of a run (streamed, or in memory: :mod:`evalkit.folders`) when a source is a
 #: folder of files, one a sample (score files: a file's frames x classes, 1,000 x 10 at a 10 ms
@@ -188,18 +196,20 @@ def folder_need(path: Path, where: tuple[str, ...], chunk: int | None, kept: flo
     folder is read whole (``keyed: false`` draws), said in the figure's text."""
     sizes = [f.stat().st_size for f in path.iterdir() if f.is_file()] if path.is_dir() else []
     held = sum(sorted(sizes, reverse=True)[:chunk]) if chunk is not None else sum(sizes)
+    block = where[:1] == ("engine",)  # a Dask worker's block, measured as a whole read
+    per_byte = CHUNK_BYTES if chunk is not None and not block else FOLDER_BYTES
     read = _read(chunk, len(sizes)) + (f": {whole}" if whole else "")
     if kept:
         return Need(
-            int(held * FOLDER_BYTES + sum(sizes) * kept),
+            int(held * per_byte + sum(sizes) * kept),
             f"the data of {path} ({read}, {human(held)} of text) and the per-file states the "
             f"metrics keep of all its {amount(len(sizes))} files", "the files evaluated", where,
         )
-    lower = "the files per chunk (`engine.partition_rows`)" if chunk is not None and where[:1] == ("engine",) else (
+    lower = "the files per chunk (`engine.partition_rows`)" if chunk is not None and block else (
         "the files evaluated" if chunk is not None else
         "the files evaluated, or leave out `keyed: false` (keyed draws read a chunk of files at a time)" if whole else
         "the files evaluated, or stream them (`data: {stream: true}` reads a chunk of files at a time)")
-    return Need(held * FOLDER_BYTES, f"the data of {path} ({read}, {human(held)} of text)", lower, where)
+    return Need(held * per_byte, f"the data of {path} ({read}, {human(held)} of text)", lower, where)
 
 
 def _read(chunk: int | None, files: int) -> str:

@@ -456,16 +456,16 @@ def read_in_chunks(work: Work, source: Source) -> bool:
 
 def _folder_needs(plan: Plan) -> list[budget.Need]:
     """The memory of the data folders: a chunk (a block) of files at a time by a streamed (a
-    Dask) run, and by an in-memory run whose folders' loaders can read part of them (the chunk
-    read and the samples taken from it: twice a chunk's files); read whole otherwise (every
-    system's at once), saying why where the run asks for it (:func:`folders_whole`)."""
+    Dask) run, and by an in-memory run whose folders' loaders can read part of them (a chunk's
+    largest files at :data:`~evalkit.budget.CHUNK_BYTES`); read whole otherwise (every system's at
+    once), saying why where the run asks for it (:func:`folders_whole`)."""
     engine = plan.job.settings.engine
     dask = engine.name == "dask"
     streamed = budget.FOLDER_ROWS if plan.config.data.stream else None
     kept = max(sum(optional(m.obj, "kept_per_byte") for m in step.axes.data_metrics) for step in plan.steps)
     needs = []
     for source in _folders(plan):
-        chunk = engine.partition_rows if dask else 2 * budget.FOLDER_ROWS if read_in_chunks(plan.work, source) \
+        chunk = engine.partition_rows if dask else budget.FOLDER_ROWS if read_in_chunks(plan.work, source) \
             else streamed
         if dask:
             key: tuple[str, ...] = ("engine", "partition_rows")
