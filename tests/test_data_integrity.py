@@ -399,7 +399,9 @@ def test_a_line_is_blank_to_the_small_file_reader_as_to_the_columnar_one(tmp_pat
             results.append(str(exc).replace(str(path), "FILE"))
     assert results[0] == results[1]
     skipped = blank.strip(" \t") == ""
-    assert results[0] == ([[0.5, 0.5], [0.1, 0.2]] if skipped else "FILE:3: 1 fields, but the header has 3")
+    assert results[0] == ([[0.5, 0.5], [0.1, 0.2]] if skipped else
+                          "FILE:3: 1 field, but the header has 3; a value is missing, or the line is not a row of values "
+                          "(delete it)")
 
 # --- the loader guard: I/O and decode errors are data errors, plugin bugs stay plugin bugs ---------
 

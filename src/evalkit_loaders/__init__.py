@@ -89,6 +89,13 @@ def _filled(records: Iterator[tuple[int, list[str]]]) -> Generator[tuple[int, li
             yield line, fields
 
 
+def _width_error(where: str, fields: int, width: int) -> DataError:
+    """A row not as wide as the header, named by its line, with the likely fix."""
+    fix = ("a value too many: a stray delimiter, or a value that holds one and needs quotes" if fields > width else
+           "a value is missing, or the line is not a row of values (delete it)")
+    return DataError(f"{where}: {fields} field{'s' * (fields != 1)}, but the header has {width}; {fix}")
+
+
 class DelimitedParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id_column: str | Literal[False] | None = Field(
@@ -178,7 +185,7 @@ class DelimitedLoader(BaseComponent[DelimitedParams]):
         id_index = self._id_column(path, header, first)
         names = check_header(header[1], f"{path}:{header[0]}", unnamed=id_index)
         if first is not None and len(first[1]) != len(names):
-            raise DataError(f"{path}:{first[0]}: {len(first[1])} fields, but the header has {len(names)}")
+            raise _width_error(f"{path}:{first[0]}", len(first[1]), len(names))
         return header[0], names, id_index
 
     def _id_column(self, path: Path, header: tuple[int, list[str]], first: tuple[int, list[str]] | None) -> int | None:
@@ -285,7 +292,7 @@ def _diagnose(path: Path, delimiter: str, names: tuple[str, ...], id_index: int 
     lines: list[int] = []
     for line, fields in records:
         if len(fields) != len(names):
-            raise DataError(f"{path}:{line}: {len(fields)} fields, but the header has {len(names)}")
+            raise _width_error(f"{path}:{line}", len(fields), len(names))
         for column, text in enumerate(fields):
             if column == id_index:
                 ids.append(text)
@@ -570,7 +577,7 @@ class DelimitedItems(BaseComponent):
         for line, fields in records:
             where = f"{path}:{line}"
             if len(fields) != len(header):
-                raise DataError(f"{where}: {len(fields)} fields, but the header has {len(header)}")
+                raise _width_error(where, len(fields), len(header))
             sample = clean_text(fields[at_id])
             cls = DEFAULT_CLASS if at_class is None else clean_text(fields[at_class])
             if not cls:
