@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalkit.plugin import BaseComponent, Curve, CurvePerClass, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.event_based import maximum_matching
 from evalkit_segments.intervals import cell_intervals
-from evalkit_segments.operating_points import Threshold
+from evalkit_segments.operating_points import BETA, MIN_PRECISION, MIN_RECALL, Threshold, f_beta, named_rates, rates
 from evalkit_segments.psds import BLOCK_FRAMES, Counts, file_blocks, noisy_blocks, quiet_changes, refuse_connected, runs
 
 TP, FP, FILES = 0, 1, 2
@@ -44,9 +44,6 @@ class CollarParams(BaseModel):
     time_decimals: int = Field(6, ge=0, le=12, description="|distance| - collar is rounded to this many decimals")
 
 
-BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision")
-
-
 class ErrorRateParams(CollarParams):
     threshold: Threshold | dict[str, Threshold] = Field(
         ..., description="the decision threshold (a frame scoring above it is detected): one number, or one per class "
@@ -60,8 +57,8 @@ class FScoreParams(ErrorRateParams):
 
 class BestFScoreParams(CollarParams):
     beta: float = BETA
-    min_precision: float = Field(0.0, ge=0, le=1, description="only thresholds reaching this precision count")
-    min_recall: float = Field(0.0, ge=0, le=1, description="only thresholds reaching this recall count")
+    min_precision: float = MIN_PRECISION
+    min_recall: float = MIN_RECALL
 
 
 def counts(series: ScoreSeries, reference: ItemSets, p: CollarParams) -> Counts:
@@ -179,10 +176,6 @@ def curve(state: Counts, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     change = state.change[rows][:, :2]
     stats = np.vstack([np.cumsum(change[::-1], axis=0)[::-1], np.zeros((1, 2))])
     return np.r_[state.score[rows], np.inf], stats[:, TP], stats[:, FP]
-
-
-def f_beta(precision: Any, recall: Any, beta: float) -> Any:
-    return (1 + beta**2) * precision * recall / np.maximum(beta**2 * precision + recall, 1e-15)
 
 
 def fscore(tp: Any, fp: Any, n_ref: Any, beta: float) -> tuple[Any, Any, Any]:
@@ -332,12 +325,6 @@ class CollarBestFScore(_Collar):
         }
 
 
-def error_rates(tp: Any, fp: Any, n_ref: Any) -> tuple[Any, Any, Any]:
-    """(error rate, insertion rate, deletion rate): (insertions + deletions) / N, I / N, D / N."""
-    insertions, deletions = fp, n_ref - tp
-    return (insertions + deletions) / n_ref, insertions / n_ref, deletions / n_ref
-
-
 class CollarErrorRate(_Collar):
     """Collar-based error, insertion and deletion rates of score series at a threshold, per class
     (insertions plus deletions over the reference events; a class alone has no substitutions)
@@ -364,15 +351,7 @@ class CollarErrorRate(_Collar):
     def compute(self, state: Counts) -> dict[str, Any]:
         tp, fp = self.at_thresholds(state)
         defined = state.n_ref > 0
-        return _rates("collar", error_rates(tp, fp, np.where(defined, state.n_ref, np.nan)), defined)
-
-
-def _rates(prefix: str, rates: tuple[Any, Any, Any], defined: np.ndarray) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in zip(("error_rate", "insertion_rate", "deletion_rate"), rates):
-        out[f"{prefix}_{name}"] = _mean(value, defined)
-        out[f"{prefix}_{name}_per_class"] = PerClass(value)
-    return out
+        return named_rates("collar", rates(tp, fp, np.where(defined, state.n_ref, np.nan)), defined)
 
 
 class CollarBestErrorRate(_Collar):
@@ -404,9 +383,9 @@ class CollarBestErrorRate(_Collar):
         best_tp, best_fp, threshold = np.zeros(n), np.zeros(n), np.full(n, np.nan)
         for c in np.flatnonzero(state.n_ref > 0):
             scores, tps, fps = curve(state, int(c))
-            er = error_rates(tps, fps, state.n_ref[c])[0]
+            er = rates(tps, fps, state.n_ref[c])[0]
             best = len(er) - 1 - int(np.argmin(er[::-1]))  # the highest threshold among the best
             best_tp[c], best_fp[c], threshold[c] = tps[best], fps[best], centred(scores, best)
         defined = state.n_ref > 0
-        out = _rates("collar_best", error_rates(best_tp, best_fp, np.where(defined, state.n_ref, np.nan)), defined)
+        out = named_rates("collar_best", rates(best_tp, best_fp, np.where(defined, state.n_ref, np.nan)), defined)
         return {**out, "collar_best_error_rate_threshold": PerClass(threshold)}

@@ -23,9 +23,17 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from evalkit.plugin import BaseComponent, DataError, ItemSets, ScoreSeries
-from evalkit_segments.operating_points import ClassThresholds, Threshold, error_rates, fscores
+from evalkit_segments.operating_points import (
+    BETA,
+    MIN_PRECISION,
+    MIN_RECALL,
+    ClassThresholds,
+    Threshold,
+    error_rates,
+    fscores,
+)
 from evalkit_segments.psds import DTC, GTC, PSDS, Counts, PSDSParams
-from evalkit_segments.segment_based import AT_THRESHOLD, BETA, MIN_PRECISION, MIN_RECALL, TIME_DECIMALS
+from evalkit_segments.segment_based import AT_THRESHOLD, TIME_DECIMALS
 
 
 class IntersectionParams(BaseModel):

@@ -19,10 +19,14 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 from evalkit.plugin import DataError, PerClass
 from evalkit_segments.psds import Counts
+
+BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision in F")
+MIN_PRECISION = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this precision")
+MIN_RECALL = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this recall")
 
 
 def _a_number(threshold: float) -> float:
@@ -175,14 +179,26 @@ def error_rates(name: str, state: Counts, threshold: np.ndarray | None = None) -
         else:
             k = points.at(float(threshold[c]))
         tp[c], fp[c] = points.tp[k], points.fp[k]
-    n_ref = np.where(defined, state.n_ref, np.nan)
-    out: dict[str, Any] = {}
-    for kind, rate in (("error_rate", (fp + n_ref - tp) / n_ref), ("insertion_rate", fp / n_ref),
-                       ("deletion_rate", (n_ref - tp) / n_ref)):
-        out[f"{name}_{kind}"] = float(rate[defined].mean()) if defined.any() else np.nan
-        out[f"{name}_{kind}_per_class"] = PerClass(rate)
+    out = named_rates(name, rates(tp, fp, np.where(defined, state.n_ref, np.nan)), defined)
     if threshold is None:
         out[f"{name}_error_rate_threshold"] = PerClass(threshold_of)
+    return out
+
+
+def rates(tp: Any, fp: Any, n_ref: Any) -> tuple[Any, Any, Any]:
+    """(error rate, insertion rate, deletion rate): (insertions + deletions) / N, I / N, D / N
+    (a class alone has no substitutions)."""
+    insertions, deletions = fp, n_ref - tp
+    return (insertions + deletions) / n_ref, insertions / n_ref, deletions / n_ref
+
+
+def named_rates(name: str, values: tuple[Any, Any, Any], defined: np.ndarray) -> dict[str, Any]:
+    """The :func:`rates` of every class as ``name_error_rate`` (the mean over the ``defined``
+    classes), ``name_insertion_rate``, ``name_deletion_rate``, each also ``_per_class``."""
+    out: dict[str, Any] = {}
+    for kind, rate in zip(("error_rate", "insertion_rate", "deletion_rate"), values):
+        out[f"{name}_{kind}"] = float(rate[defined].mean()) if defined.any() else np.nan
+        out[f"{name}_{kind}_per_class"] = PerClass(rate)
     return out
 
 

@@ -23,12 +23,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalkit.plugin import BaseComponent, DataError, ItemSets, PerClass, ScoreSeries
 from evalkit_segments.durations import Durations, DurationsSpec, ReadsDurations, durations_field
 from evalkit_segments.intervals import cell_intervals
-from evalkit_segments.operating_points import ClassThresholds, Operating, Threshold, error_rates, fscores
+from evalkit_segments.operating_points import (
+    BETA,
+    MIN_PRECISION,
+    MIN_RECALL,
+    ClassThresholds,
+    Operating,
+    Threshold,
+    error_rates,
+    fscores,
+)
 from evalkit_segments.psds import Counts
 
-BETA = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision in F")
-MIN_PRECISION = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this precision")
-MIN_RECALL = Field(0.0, ge=0, le=1, description="the best F only among thresholds with at least this recall")
 AT_THRESHOLD = Field(
     None, description="also the F (or error rates) at this decision threshold (detected: scoring above it), one for "
     "all classes or one per class by name ({Speech: 0.4, Dog: 0.6}: e.g. the best thresholds of a development set), "
