@@ -31,7 +31,7 @@ PARTS = ("rows", "comparisons", "agreement", "ceilings")  # ceilings: each T-nor
 
 @pytest.fixture(scope="module")
 def cluster():
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as local:
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0") as local:
         yield local.scheduler_address
 
 

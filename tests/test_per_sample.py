@@ -366,7 +366,7 @@ def test_a_streamed_run_of_membership_matrices_keeps_each_samples_values_bit_for
 def cluster():
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as local:
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0") as local:
         yield local.scheduler_address
 
 

@@ -345,7 +345,7 @@ def test_a_dask_run_gives_the_in_memory_numbers(tmp_path):
                {"name": "intersection_based", "dtc_threshold": 0.5, "gtc_threshold": 0.5, "threshold": 0.5},
                {"name": "psds", **SETTINGS[0], "bootstrapped": {"n_iterations": 2}})
     memory = ours(root / "gt.tsv", root / "scores", *metrics)
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0") as cluster:
         data = {"reference": str(root / "gt.tsv"), "systems": {"s": str(root / "scores")}}
         engine = {"name": "dask", "address": cluster.scheduler_address, "partition_rows": 4}
         config = {"name": "f", "metrics": list(metrics), "data": data, "engine": engine}

@@ -202,7 +202,7 @@ def test_a_dask_run_reads_the_column_on_its_workers(tmp_path):
     metrics = ({"name": "segment_based", "threshold": 0.5, "durations": "column"},
                {"name": "psds", "dtc_threshold": 0.7, "gtc_threshold": 0.7, "durations": "column"})
     memory = ours(reference, DESED / "baseline", *metrics)
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0") as cluster:
         data = {"reference": str(reference), "systems": {"s": str(DESED / "baseline")}}
         engine = {"name": "dask", "address": cluster.scheduler_address, "partition_rows": 4}
         dask = {(r.metric, r.class_): r.value

@@ -217,7 +217,7 @@ def test_a_component_the_process_has_no_plugin_for_is_one_error_naming_it(monkey
 
 @pytest.fixture(scope="module")
 def cluster():
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as local:
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=":0") as local:
         yield local.scheduler_address
 
 
