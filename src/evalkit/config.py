@@ -10,12 +10,14 @@ from __future__ import annotations
 import difflib
 import math
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalkit.errors import ConfigError, shortened
-from evalkit.yamlfile import YamlDocument, load_yaml
+
+if TYPE_CHECKING:  # PyYAML is imported when a file is read: a config given as a mapping needs none of it
+    from evalkit.yamlfile import YamlDocument
 
 
 def _named(spec: str | dict[str, Any]) -> str | dict[str, Any]:
@@ -293,6 +295,8 @@ def load_config(
         document, base = None, Path.cwd()
         data = source
     else:
+        from evalkit.yamlfile import load_yaml
+
         path = Path(source)
         document, base = load_yaml(path), path.resolve().parent
         data = document.data
