@@ -23,7 +23,7 @@ Array = NDArray[np.floating]
 class NoParams(BaseModel):
     """The parameter model of a component that takes none."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 def _against_config(path: Path, info: ValidationInfo) -> Path:

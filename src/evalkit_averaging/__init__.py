@@ -117,7 +117,7 @@ class Micro(_ClassAveraging):
 
 
 class MacroParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     undefined: Literal["zero_division", "skip"] = Field(
         "zero_division",
         description="a class where the metric is undefined: takes `zero_division` (0 by default: the DCASE "

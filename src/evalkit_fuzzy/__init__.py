@@ -36,7 +36,7 @@ class Fuzzy(BaseComponent):
 
 
 class CrispParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     threshold: float = Field(0.5, description="a value counts as present when above it")
     reference_threshold: float | None = Field(None, description="overrides threshold for the reference")
     prediction_threshold: float | None = Field(None, description="overrides threshold for the prediction")

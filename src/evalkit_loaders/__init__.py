@@ -97,7 +97,7 @@ def _width_error(where: str, fields: int, width: int) -> DataError:
 
 
 class DelimitedParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     id_column: str | Literal[False] | None = Field(
         None,
         description="the column of sample ids, by its header name; false: no id column (every column is a class, "

@@ -71,7 +71,7 @@ class _RankingMetric(BaseComponent[P]):
 
 
 class MAPParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     no_positive: NoPositive = NO_POSITIVE
     per_class: bool = PER_CLASS
 
@@ -103,7 +103,7 @@ class MeanAveragePrecision(_RankingMetric[MAPParams]):
 
 
 class BinnedMAPParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     bins: int = Field(
         1000, ge=2, le=1_000_000,
         description="equal score bins over [0, 1]: the state is classes x bins x 2 numbers, and the bound on "

@@ -672,7 +672,7 @@ def similarity_from_distance(
 class OntologyFile(BaseModel):
     """The parameters that name an ontology file; shared by every component that reads one."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     ontology: ConfigPath = Field(
         description="The ontology file: AudioSet JSON, an edge list (.edgelist/.txt/.tsv), GraphML "

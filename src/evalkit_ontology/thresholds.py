@@ -47,7 +47,7 @@ POSITIVES_FROM = Field(
 
 
 class BestFParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="weight of recall against precision")
     positives_from: float | None = POSITIVES_FROM
     curves: bool = CURVES
@@ -144,7 +144,7 @@ def roc_points(positive: Array, scores: Array) -> tuple[Array, Array] | None:
 
 
 class AUROCParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     positives_from: float | None = POSITIVES_FROM
     max_fpr: float | None = Field(
         None, gt=0, le=1, description="the partial area up to this false-positive rate, divided by it (none: all)",

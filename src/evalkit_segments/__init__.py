@@ -129,7 +129,7 @@ def substituted_length(ref: tuple, pred: tuple, n_samples: int, n_classes: int) 
 
 
 class SegmentsParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     resolution: float | None = Field(
         None, gt=0, allow_inf_nan=False,
         description="seconds per segment of sed_eval's segment-based grid: an event covers segments "
@@ -206,7 +206,7 @@ class Segments(ReadsDurations, BaseComponent[SegmentsParams]):
 
 
 class FuzzySegmentsParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     ramp: float = Field(1.0, ge=0, description="width (s) of the linear ramp centred on every onset and offset")
     onset_ramp: float | None = Field(None, ge=0, description="ramp width at onsets, if different")
     offset_ramp: float | None = Field(None, ge=0, description="ramp width at offsets, if different")
@@ -254,7 +254,7 @@ class FuzzySegments(BaseComponent[FuzzySegmentsParams]):
 
 
 class SegmentOverlapParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     variant: Literal["max", "iou"] = Field(
         "max", description="shared length over the longer segment's length (max) or over their union (iou)"
     )

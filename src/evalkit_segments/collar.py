@@ -20,7 +20,7 @@ from evalkit_segments.intervals import IntervalSimilarity
 
 
 class CollarParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     t_collar: float = Field(0.2, ge=0, allow_inf_nan=False, description="seconds a boundary may be off for full credit")
     percentage_of_length: float = Field(
         0.5, ge=0, allow_inf_nan=False,

@@ -34,7 +34,7 @@ TP, FP, FILES = 0, 1, 2
 
 
 class CollarParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     onset_collar: float = Field(..., ge=0, allow_inf_nan=False, description="seconds an onset may be off")
     offset_collar: float = Field(..., ge=0, allow_inf_nan=False, description="seconds an offset may be off (at least)")
     offset_collar_rate: float = Field(

@@ -28,7 +28,7 @@ from evalkit_segments.intervals import THRESHOLD, cell_intervals
 
 
 class EventBasedParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     t_collar: float = Field(0.2, ge=0, allow_inf_nan=False, description="seconds an onset (or offset) may be off")
     percentage_of_length: float = Field(
         0.5, ge=0, allow_inf_nan=False,

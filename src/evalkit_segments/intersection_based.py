@@ -37,7 +37,7 @@ from evalkit_segments.segment_based import AT_THRESHOLD, TIME_DECIMALS
 
 
 class IntersectionParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     dtc_threshold: float = DTC
     gtc_threshold: float = GTC
     time_decimals: int = TIME_DECIMALS

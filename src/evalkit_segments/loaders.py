@@ -58,7 +58,7 @@ DURATION_NAME = "duration"
 
 
 class LabelsParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     labels: list[str] | None = Field(
         None,
         description="all class labels, in this order; another label in the file is an error, "

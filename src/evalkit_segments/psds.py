@@ -54,7 +54,7 @@ class Folds(BaseModel):
     folds; each subset leaves one fold out. The interval is the ``confidence`` percentile
     interval of the subsets' values, the mean their mean."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     n_folds: int = Field(5, ge=2, description="folds per repetition: each subset leaves one out")
     n_iterations: int = Field(20, ge=1, description="repetitions, each shuffled by np.random.RandomState(i)")
     confidence: float = Field(0.9, gt=0, lt=1, description="the interval's coverage")
@@ -72,7 +72,7 @@ GTC = Field(
 
 
 class PSDSParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     dtc_threshold: float = DTC
     gtc_threshold: float = GTC
     cttc_threshold: float | None = Field(

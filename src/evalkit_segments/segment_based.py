@@ -44,7 +44,7 @@ TIME_DECIMALS = Field(6, ge=0, le=12, description="times are compared rounded to
 
 
 class SegmentGridParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     segment_length: float = Field(1.0, gt=0, allow_inf_nan=False, description="seconds per segment of the grid")
     durations: DurationsSpec = durations_field(
         "each file's grid ends there; without it at the later of its last score frame and its last reference offset"

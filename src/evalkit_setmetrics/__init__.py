@@ -49,7 +49,7 @@ class F1(BaseComponent):
 
 
 class FBetaParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     beta: float = Field(
         1.0, gt=0, le=1e6, allow_inf_nan=False,
         description="weight of recall over precision; F tends to recall as beta grows (at 1e6 they agree to 12 digits), "
@@ -120,7 +120,7 @@ CARDINALITIES = (
 
 
 class KLDParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     eps: float = Field(1e-7, gt=0, lt=0.5, description="both sides are clipped to [eps, 1 - eps]")
 
 

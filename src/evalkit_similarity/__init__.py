@@ -33,7 +33,7 @@ class Exact(BaseComponent):
 
 
 class GivenMatrixParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     values: list[tuple[str, str, float]] | None = Field(
         None, description="pairwise values as [item, item, value] triples (symmetric)"
     )

@@ -41,7 +41,7 @@ def power(sim: np.ndarray, p: float) -> np.ndarray:
 
 
 class SoftCardinalityParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     p: float = Field(1.0, gt=0, description="Jimenez's exponent: soft count = 1 / Σ sim^p")
     bound: bool = Field(
         False, description="cap card(A) at |A| and card(G∩P) at min(card G, card P), so P, R ≤ 1"
@@ -125,7 +125,7 @@ class ExactMatch(BaseComponent):
 
 
 class ThresholdMatchParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     threshold: float = Field(0.8, ge=0, le=1, description="two items match when sim >= threshold")
 
 

@@ -76,7 +76,7 @@ def evalkit_register_similarities(register):
 class StringParams(BaseModel):
     """The text options every string similarity accepts (all off by default)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     case_fold: bool = Field(False, description="compare case-insensitively (str.casefold)")
     accent_fold: bool = Field(
@@ -88,7 +88,7 @@ class StringParams(BaseModel):
 
 
 class JaroWinklerParams(StringParams):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     prefix_weight: float = Field(
         0.1, ge=0.0, le=0.25,

@@ -243,7 +243,7 @@ class Einstein(_TNorm[NoParams]):
 
 
 class HamacherParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     p: float = Field(
         0.0,
@@ -306,7 +306,7 @@ class _PNormFamily(_TNorm[PNormP]):
 
 
 class YagerParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     p: float = Field(
         2.0,
@@ -333,7 +333,7 @@ class Yager(_PNormFamily[YagerParams]):
 
 
 class FrankParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     s: float = Field(
         2.0,
@@ -416,7 +416,7 @@ def _frank_near_minimum(a: np.ndarray, b: np.ndarray, big: float) -> np.ndarray:
 
 
 class SchweizerSklarParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     p: Real = Field(
         2.0,
@@ -469,7 +469,7 @@ def _sklar_negative(lo: np.ndarray, hi: np.ndarray, q: float) -> np.ndarray:
 
 
 class DombiParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     p: float = Field(
         2.0,
@@ -498,7 +498,7 @@ class Dombi(_PNormFamily[DombiParams]):
 
 
 class AczelAlsinaParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     p: float = Field(
         2.0,

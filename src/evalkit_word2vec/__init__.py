@@ -131,7 +131,7 @@ def load_keyed_vectors(path: str, mtime_ns: int, fmt: Format) -> Any:
 
 
 class Word2VecParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: ConfigPath = Field(
         description="The vector model file. A relative path is taken relative to the config file "
