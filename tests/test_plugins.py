@@ -72,6 +72,17 @@ def test_builtins_come_from_the_evalkit_distribution(monkeypatch):
             assert registry.names(kind), f"no built-in registers through {hook}"
 
 
+def test_builtin_parameter_models_are_built_when_first_used():
+    """Every command imports every plugin and a run validates a handful of the built-ins' 40-odd
+    parameter models, so each defers building its validator to its first use (defer_build: 36 ->
+    14 ms of every start-up, docs/benchmarks.md, fourth pass)."""
+    eager = sorted(
+        f"{e.kind} {e.name}" for e in default_registry()
+        if e.distribution == "evalkit" and not e.cls.Params.model_config.get("defer_build")
+    )
+    assert eager == []
+
+
 def test_every_hookspec_is_a_documented_registration_hook():
     specs = [name for name in dir(hookspecs) if name.startswith("evalkit_")]
     assert sorted(specs) == sorted(hook for _, hook in KINDS.values())

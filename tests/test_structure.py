@@ -77,3 +77,12 @@ def test_a_run_on_small_csv_files_imports_no_pandas(config):
     probe = f"{code}\nimport sys\nprint('pandas' in sys.modules, 'pyarrow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_run_given_a_mapping_imports_no_yaml():
+    """PyYAML reads config files (its import is 14-20 ms of a start-up, docs/benchmarks.md, fourth
+    pass); a config given from Python, as a streamed run's or the Evaluator's, needs none of it."""
+    code = "import evalkit\nevalkit.run({'data': {'reference': [[1, 0]], 'systems': {'s': [[0.5, 0.2]]}}})"
+    probe = f"{code}\nimport sys\nprint('yaml' in sys.modules, 'evalkit.config' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
