@@ -80,7 +80,9 @@ MAX_CLASSES = 40
 #: colour bar and the report's tables carry the values, and the caption says so.
 MAX_ANNOTATED = 24
 MAX_WIDTH = 9.6  # inches: 960 px on the page
+#: A 0-1 axis' ticks and their labels, as matplotlib chooses and writes them, fixed (:func:`_unit_axis`).
 UNIT_TICKS = np.linspace(0, 1, 6)
+UNIT_LABELS = [f"{v:.1f}" for v in UNIT_TICKS]
 #: From this many figures on, they are drawn in worker processes (:func:`images`).
 POOL_FIGURES = 2
 #: The signals the command answers (evalkit.cli): Ctrl-C and SIGTERM.
@@ -565,7 +567,7 @@ def _unit_axis(ax, which: str) -> None:
     would choose (0, 0.2 … 1) fixed: its locator and formatter no longer work them out again at
     each of the dozen tick updates of a draw."""
     getattr(ax, f"set_{which}lim")(0, 1.04)
-    getattr(ax, f"set_{which}ticks")(UNIT_TICKS, [f"{v:.1f}" for v in UNIT_TICKS])
+    getattr(ax, f"set_{which}ticks")(UNIT_TICKS, UNIT_LABELS)
 
 
 def _bars(ax, at: np.ndarray, lengths: Sequence[float], width: float, colours: Sequence[str], *,
@@ -683,6 +685,7 @@ def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
     with rc_context(HEATMAP_RC):
         axes = _axes_grid(fig, len(metrics), ncols, sharey=True)
     norm = Normalize(0.0, 1.0) if unit else None
+    axes[0].set_yticks(range(len(tnorms)), [label(t) for t in tnorms])  # for every panel: they share y
     image = None
     for i, (ax, metric) in enumerate(zip(axes, metrics)):
         grid = np.array([[cells.get((metric, t, a), np.nan) for a in averagings] for t in tnorms], float)
@@ -695,7 +698,6 @@ def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
                     colour = "black" if math.isnan(value) else _text_colour(heat(panel_norm(value)))
                     ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8, in_layout=False)
         ax.set_xticks(range(len(averagings)), [label(a) for a in averagings])
-        ax.set_yticks(range(len(tnorms)), [label(t) for t in tnorms])
         ax.set_title(metric)
         ax.set_xlabel("averaging")
         if i % ncols == 0:
@@ -705,7 +707,7 @@ def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
         if not unit:
             fig.colorbar(image, ax=ax, shrink=0.9)
     if unit and image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.9, label="value", ticks=np.linspace(0, 1, 6))
+        fig.colorbar(image, ax=axes, shrink=0.9, label="value").set_ticks(UNIT_TICKS, labels=UNIT_LABELS)
     fig.suptitle(title)
     return fig
 
