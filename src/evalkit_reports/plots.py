@@ -237,8 +237,10 @@ def image(plot: Plot, fmt: str) -> bytes:
                 assert isinstance(canvas, FigureCanvasAgg), "every figure is made on an Agg canvas (_figure)"
                 fig.set_dpi(DPI)
                 canvas.draw()
-                opaque = np.asarray(canvas.buffer_rgba())[..., :3]  # RC's white figure: alpha is 255 throughout
-                PIL.Image.fromarray(opaque).save(buffer, format="png", dpi=(DPI, DPI))  # no software version
+                rgba = PIL.Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(),
+                                            "raw", "RGBA", 0, 1)
+                opaque = rgba.convert("RGB")  # RC's white figure: alpha is 255 throughout (PIL's copy: 4x numpy's)
+                opaque.save(buffer, format="png", dpi=(DPI, DPI))  # no software version
             else:
                 fig.savefig(buffer, format="svg", dpi=DPI, metadata={"Date": None})  # no timestamp
         finally:  # the canvas and its pixel buffer go now; the figure's other cycles to the collector
