@@ -81,7 +81,7 @@ MAX_CLASSES = 40
 MAX_ANNOTATED = 24
 MAX_WIDTH = 9.6  # inches: 960 px on the page
 #: A 0-1 axis' ticks and their labels, as matplotlib chooses and writes them, fixed (:func:`_unit_axis`).
-UNIT_TICKS = np.linspace(0, 1, 6)
+UNIT_TICKS = np.linspace(0, 1, 6).tolist()
 UNIT_LABELS = [f"{v:.1f}" for v in UNIT_TICKS]
 #: From this many figures on, they are drawn in worker processes (:func:`images`).
 POOL_FIGURES = 2
@@ -249,16 +249,16 @@ def image(plot: Plot, fmt: str) -> bytes:
 
 
 def _unmeasured(fig: Figure) -> None:
-    """Leave out of the constrained layout every axis with nothing it would measure: no label,
-    no offset text, no tick labels (an inner panel's shared axis). Its bounding box is empty, so
-    the layout is the same, but measuring it updated its ticks four times a pass for nothing
-    (docs/benchmarks.md, "Figures cheaper to draw")."""
-    from matplotlib import rcParams
-
+    """Leave out of the constrained layout every axis with nothing it would measure: no tick
+    labels, no offset text, at most an empty label (an inner panel's shared axis, as sharing
+    leaves it). Its bounding box is then a point, which the layout drops, so the layout is the
+    same, but measuring it updated its ticks four times a pass for nothing (docs/benchmarks.md,
+    "Figures cheaper to draw")."""
     for ax in fig.axes:
-        for axis, sides in ((ax.xaxis, ("labelbottom", "labeltop")), (ax.yaxis, ("labelleft", "labelright"))):
-            labels = {**{side: rcParams[f"{axis.axis_name}tick.{side}"] for side in sides}, **axis.get_tick_params()}
-            if not (axis.label.get_visible() or axis.offsetText.get_visible() or any(labels[s] for s in sides)):
+        for axis in (ax.xaxis, ax.yaxis):
+            tick = axis.majorTicks[0]  # its labels' visibility is every tick's (set_tick_params)
+            shown = [text for text in (axis.label, axis.offsetText, tick.label1, tick.label2) if text.get_visible()]
+            if shown in ([], [axis.label]) and not axis.label.get_text():
                 axis.set_in_layout(False)
 
 
@@ -669,7 +669,7 @@ HEATMAP_RC = {"axes.grid": False, "xtick.major.size": 0, "ytick.major.size": 0, 
 
 def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
     """``written``: each cell's value is written in it (see MAX_ANNOTATED)."""
-    from matplotlib import rc_context
+    from matplotlib import style as mpl_style
     from matplotlib.colors import Normalize
 
     heat = _colours(HEAT)
@@ -684,7 +684,7 @@ def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
     width = ncols * (len(averagings) * cell_w + 0.25) + tick_room + (1.0 if unit else 0.9 * ncols)
     height = nrows * (len(tnorms) * 0.42 + 1.0) + 0.45
     fig = _figure(max(width, 4.0), height)
-    with rc_context(HEATMAP_RC):
+    with mpl_style.context(HEATMAP_RC):
         axes = _axes_grid(fig, len(metrics), ncols, sharey=True)
     norm = Normalize(0.0, 1.0) if unit else None
     axes[0].set_yticks(range(len(tnorms)), [label(t) for t in tnorms])  # for every panel: they share y
