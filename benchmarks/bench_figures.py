@@ -4,6 +4,7 @@ Run as a script, not a test::
 
     python benchmarks/bench_figures.py --before TREE [--configs quickstart tnorms] [--repeat 5]
     python benchmarks/bench_figures.py --before TREE --same [--configs ...]
+    python benchmarks/bench_figures.py --before TREE --calls [--configs ...]
 
 For each config (run from configs/, results computed once), every figure of its gallery drawn as
 a PNG (``plots.image``) by this tree's ``evalkit_reports/plots.py`` and by TREE's, in this one
@@ -12,14 +13,18 @@ shared machine) of each, best of ``repeat`` after a warm-up round, with no ``gc.
 (``timing.interleaved``'s made the figures' times noisier: each draw then refilled freed memory).
 Both trees draw from the same results, so only the drawing differs. ``--same`` instead says, for every
 figure of every bundled config (or those named), whether the two trees' PNGs are byte-identical:
-a change meant to make drawing cheaper must not change a pixel.
+a change meant to make drawing cheaper must not change a pixel. ``--calls`` instead counts the
+Python function calls (cProfile) of one drawing of each figure by each tree: a measure of the work
+that load on a shared machine does not blur.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import importlib.util
 import os
+import pstats
 import sys
 import time
 from functools import partial
@@ -37,6 +42,7 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--same", action="store_true", help="instead: are the PNGs byte-identical?")
+    parser.add_argument("--calls", action="store_true", help="instead: the function calls of each drawing")
     args = parser.parse_args()
     before = _module(args.before.resolve() / "src" / "evalkit_reports" / "plots.py")
     os.chdir(CONFIGS)
@@ -52,13 +58,20 @@ def main() -> None:
             continue
         total = dict.fromkeys(("before", "after"), 0.0)
         for old, new in pairs:
+            if args.calls:
+                count = {"before": _calls(partial(before.image, old, "png")), "after": _calls(partial(plots.image, new, "png"))}
+                total = {tree: total[tree] + count[tree] for tree in total}
+                print(f"{name:<12} {new.name:<28} before {count['before']:>9,.0f}   after {count['after']:>9,.0f} calls   "
+                      f"({count['after'] / count['before'] - 1:+.0%})")
+                continue
             best = _best({"before": partial(before.image, old, "png"), "after": partial(plots.image, new, "png")},
                          args.repeat)
             total = {tree: total[tree] + best[tree] for tree in total}
             print(f"{name:<12} {new.name:<28} before {best['before']:.3f} s   after {best['after']:.3f} s   "
                   f"({best['after'] / best['before'] - 1:+.0%})")
-        print(f"{name:<12} {'(all)':<28} before {total['before']:.3f} s   after {total['after']:.3f} s   "
-              f"({total['after'] / total['before'] - 1:+.0%})")
+        unit = ("{:>9,.0f}", " calls") if args.calls else ("{:.3f}", " s")
+        print(f"{name:<12} {'(all)':<28} before {unit[0].format(total['before'])}{unit[1]}   "
+              f"after {unit[0].format(total['after'])}{unit[1]}   ({total['after'] / total['before'] - 1:+.0%})")
     print(f"load average {os.getloadavg()[0]:.2f} (1 min)")
 
 
@@ -72,6 +85,14 @@ def _best(draws: dict, repeat: int) -> dict[str, float]:
             if round_:
                 best[name] = min(best[name], time.process_time() - start)
     return best
+
+
+def _calls(draw) -> int:
+    """The Python function calls of one ``draw()``, after an uncounted one."""
+    draw()
+    profiler = cProfile.Profile()
+    profiler.runcall(draw)
+    return sum(stat[1] for stat in pstats.Stats(profiler).stats.values())
 
 
 def _module(path: Path):
