@@ -777,7 +777,7 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=unit, sharex=True)
     width = 0.8 / len(systems)
     x = np.arange(len(metrics))
-    # every system's bars in one call (a call per system made as many containers and data-limit updates)
+    # a panel's bars, every system's, in one collection (_bars), in the order the calls per system drew them
     xs = np.concatenate([x + (k - (len(systems) - 1) / 2) * width for k in range(len(systems))])
     bar_colours = [colours[s] for s in systems for _ in metrics]
     axes[0, 0].set_xticks(x, metrics)  # for every panel: the axes share their ticks
