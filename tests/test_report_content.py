@@ -270,6 +270,92 @@ def test_the_dot_plot_draws_every_interval_as_one_whisker_through_its_dot():
         assert drawn == sorted(expected) and len(drawn) == len(tnorms) * len(SYSTEMS)
 
 
+# --- the same figures for less work ------------------------------------------------------------
+
+def _drawn(fig):
+    """``fig`` drawn as image() draws it: its layout placed, its pixels."""
+    fig.set_dpi(plots.DPI)
+    fig.canvas.draw()
+    return bytes(fig.canvas.buffer_rgba())
+
+
+def test_axes_with_nothing_to_measure_leave_the_layout_as_it_was():
+    """The set bars' inner panels share their axes, whose tick labels and labels are hidden: left
+    out of the constrained layout (plots._unmeasured), they leave every panel where it was and
+    every pixel as it was (the same code on the same input: compared exactly)."""
+    (plot,) = [p for p in plots.gallery(config_run("quickstart")).plots if p.name == "bars"]
+    with plots.style():
+        measured, lean = plot.draw(), plot.draw()
+        plots._unmeasured(lean)
+        pixels = _drawn(measured), _drawn(lean)
+    panels = lean.axes[:8]  # 4 component combinations (rows) x 2 averagings (columns)
+    assert [ax.xaxis.get_in_layout() for ax in panels] == [False] * 6 + [True] * 2  # labels on the bottom row only
+    assert [ax.yaxis.get_in_layout() for ax in panels] == [True, False] * 4  # on the first column only
+    assert [ax.get_position().bounds for ax in lean.axes] == [ax.get_position().bounds for ax in measured.axes]
+    assert pixels[0] == pixels[1]
+
+
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_bars_drawn_as_one_collection_are_the_pixels_and_limits_of_bar_and_barh(horizontal: bool):
+    """plots._bars draws what ax.bar / ax.barh draw (a patch each): the same pixels and the same
+    autoscaled limits, 0 at the edge, with missing (NaN), negative, zero and above-1 lengths."""
+    at = np.concatenate([np.arange(3) + offset for offset in (-0.25, 0.0, 0.25)])
+    lengths = [0.8, np.nan, 0.4, -0.3, 0.0, 1.2, 0.5, 0.7, 0.1]
+    colours = [c for c in plots.PALETTE[:3] for _ in range(3)]
+    with plots.style():
+        figures = []
+        for draw in ("bar", "collection"):
+            fig = plots._figure(4.0, 3.0)
+            ax = fig.subplots()
+            if draw == "bar":
+                (ax.barh if horizontal else ax.bar)(at, lengths, 0.25, color=colours, edgecolor="white", linewidth=0.4)
+            else:
+                plots._bars(ax, at, lengths, 0.25, colours, horizontal=horizontal)
+            figures.append((_drawn(fig), ax.get_xlim(), ax.get_ylim()))
+    assert figures[0] == figures[1]
+    plain = []  # the data bars' look: no edges
+    with plots.style():
+        for draw in ("bar", "collection"):
+            fig = plots._figure(4.0, 3.0)
+            ax = fig.subplots()
+            if draw == "bar":
+                ax.bar(at[:3], lengths[:3], 0.7, color=colours[::3])
+            else:
+                plots._bars(ax, at[:3], lengths[:3], 0.7, colours[::3], edgecolor="none", linewidth=0)
+            plain.append((_drawn(fig), ax.get_xlim(), ax.get_ylim()))
+    assert plain[0] == plain[1]
+
+
+def test_the_fixed_zero_to_one_ticks_are_those_matplotlib_chooses_and_writes():
+    """A 0-1.04 axis of the set bars, the data bars and the per-class bars gets UNIT_TICKS and
+    UNIT_LABELS fixed: matplotlib's default locator and formatter give the same on each drawn
+    panel (its ticks computed otherwise: to 1e-12)."""
+    from matplotlib.ticker import AutoLocator, ScalarFormatter
+
+    quickstart = [p for p in plots.gallery(config_run("quickstart")).plots if p.kind == "bars"]
+    per_class = plots.gallery(evalkit.run(ROOT / "configs" / "soft_keywords.yaml", write_reports=False)).plots[:1]
+    checked: dict[str, int] = {}
+    with plots.style():
+        for plot in [*quickstart, *per_class]:
+            fig = plot.draw()
+            _drawn(fig)
+            for ax in fig.axes:
+                axis = ax.xaxis if plot.kind == "classes" else ax.yaxis
+                if axis.get_view_interval().tolist() != [0, 1.04]:
+                    continue
+                locator, formatter = AutoLocator(), ScalarFormatter()
+                locator.set_axis(axis)
+                formatter.set_axis(axis)
+                default = [t for t in locator() if 0 <= t <= 1.04]
+                assert default == pytest.approx(plots.UNIT_TICKS, rel=1e-12, abs=1e-12)
+                assert formatter.format_ticks(default) == plots.UNIT_LABELS
+                assert axis.get_major_formatter().format_ticks(axis.get_majorticklocs()) == plots.UNIT_LABELS
+                checked[plot.name] = checked.get(plot.name, 0) + 1
+    # 4 component combinations x 2 averagings; kld's panel; precision, recall and f1 per class
+    # (its card_* panels are sizes, not 0-1)
+    assert checked == {"bars": 8, "bars-data-metrics": 1, "classes-exact_match-none": 3}
+
+
 # --- folding, contents and the glossary --------------------------------------------------------
 
 def test_sections_and_long_tables_fold_under_their_headings_and_the_contents_link_them():

@@ -80,6 +80,9 @@ MAX_CLASSES = 40
 #: colour bar and the report's tables carry the values, and the caption says so.
 MAX_ANNOTATED = 24
 MAX_WIDTH = 9.6  # inches: 960 px on the page
+#: A 0-1 axis' ticks and their labels, as matplotlib chooses and writes them, fixed (:func:`_unit_axis`).
+UNIT_TICKS = np.linspace(0, 1, 6).tolist()
+UNIT_LABELS = [f"{v:.1f}" for v in UNIT_TICKS]
 #: From this many figures on, they are drawn in worker processes (:func:`images`).
 POOL_FIGURES = 2
 #: The signals the command answers (evalkit.cli): Ctrl-C and SIGTERM.
@@ -227,19 +230,36 @@ def image(plot: Plot, fmt: str) -> bytes:
     buffer = io.BytesIO()
     with style():
         fig = plot.draw()
+        _unmeasured(fig)
         try:
             if fmt == "png":
                 canvas = fig.canvas
                 assert isinstance(canvas, FigureCanvasAgg), "every figure is made on an Agg canvas (_figure)"
                 fig.set_dpi(DPI)
                 canvas.draw()
-                opaque = np.asarray(canvas.buffer_rgba())[..., :3]  # RC's white figure: alpha is 255 throughout
-                PIL.Image.fromarray(opaque).save(buffer, format="png", dpi=(DPI, DPI))  # no software version
+                rgba = PIL.Image.frombuffer("RGBA", canvas.get_width_height(physical=True), canvas.buffer_rgba(),
+                                            "raw", "RGBA", 0, 1)
+                opaque = rgba.convert("RGB")  # RC's white figure: alpha is 255 throughout (PIL's copy: 4x numpy's)
+                opaque.save(buffer, format="png", dpi=(DPI, DPI))  # no software version
             else:
                 fig.savefig(buffer, format="svg", dpi=DPI, metadata={"Date": None})  # no timestamp
         finally:  # the canvas and its pixel buffer go now; the figure's other cycles to the collector
             FigureCanvasBase(fig)  # (cheaper than fig.clear(), which rebuilt every axis to empty it)
     return buffer.getvalue()
+
+
+def _unmeasured(fig: Figure) -> None:
+    """Leave out of the constrained layout every axis with nothing it would measure: no tick
+    labels, no offset text, at most an empty label (an inner panel's shared axis, as sharing
+    leaves it). Its bounding box is then a point, which the layout drops, so the layout is the
+    same, but measuring it updated its ticks four times a pass for nothing (docs/benchmarks.md,
+    "Figures cheaper to draw")."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            tick = axis.majorTicks[0]  # its labels' visibility is every tick's (set_tick_params)
+            shown = [text for text in (axis.label, axis.offsetText, tick.label1, tick.label2) if text.get_visible()]
+            if shown in ([], [axis.label]) and not axis.label.get_text():
+                axis.set_in_layout(False)
 
 
 def images(plots: Sequence[Plot], fmt: str) -> list[bytes]:
@@ -544,6 +564,29 @@ def _rotate_if_long(ax, labels: Sequence[str], room: float) -> None:
             tick.set_rotation_mode("anchor")
 
 
+def _unit_axis(ax, which: str) -> None:
+    """Axis ``which`` ("x" or "y") of ``ax`` from 0 to 1.04, with the ticks and labels matplotlib
+    would choose (0, 0.2 … 1) fixed: its locator and formatter no longer work them out again at
+    each of the dozen tick updates of a draw."""
+    getattr(ax, f"set_{which}lim")(0, 1.04)
+    getattr(ax, f"set_{which}ticks")(UNIT_TICKS, UNIT_LABELS)
+
+
+def _bars(ax, at: np.ndarray, lengths: Sequence[float], width: float, colours: Sequence[str], *,
+          horizontal: bool = False, edgecolor: str = "white", linewidth: float = 0.4) -> None:
+    """What ``ax.bar`` (``ax.barh`` when ``horizontal``) draws, byte for byte in the images, as one
+    collection: bar() adds a patch per bar, each updating the data limits on its own (a third of
+    the set bars' build). Bars start at 0, which autoscaling keeps at the edge, as bar()'s do."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
+    boxes = [Rectangle((0, c - width / 2), n, width) if horizontal else Rectangle((c - width / 2, 0), width, n)
+             for c, n in zip(at, lengths)]
+    bars = PatchCollection(boxes, facecolors=colours, edgecolors=edgecolor, linewidths=linewidth, joinstyle="miter")
+    (bars.sticky_edges.x if horizontal else bars.sticky_edges.y).append(0)
+    ax.add_collection(bars)
+
+
 def _height(row: Row | None) -> float:
     """A bar's length: none (NaN) for a missing row, an undefined value, or an infinite one (a
     threshold at which every frame is detected is -inf), which no bar can show: its value is
@@ -618,8 +661,15 @@ def _heatmaps(rows: list[Row], notes: list[str]) -> list[Plot]:
     return plots
 
 
+#: A heatmap panel's frame, set as its axes are made (not per axes after: that updated every tick
+#: again): no grid, no tick marks, no spines; the colour bar keeps the usual ones.
+HEATMAP_RC = {"axes.grid": False, "xtick.major.size": 0, "ytick.major.size": 0, "axes.spines.left": False,
+              "axes.spines.bottom": False}
+
+
 def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
     """``written``: each cell's value is written in it (see MAX_ANNOTATED)."""
+    from matplotlib import style as mpl_style
     from matplotlib.colors import Normalize
 
     heat = _colours(HEAT)
@@ -634,8 +684,10 @@ def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
     width = ncols * (len(averagings) * cell_w + 0.25) + tick_room + (1.0 if unit else 0.9 * ncols)
     height = nrows * (len(tnorms) * 0.42 + 1.0) + 0.45
     fig = _figure(max(width, 4.0), height)
-    axes = _axes_grid(fig, len(metrics), ncols, sharey=True)
+    with mpl_style.context(HEATMAP_RC):
+        axes = _axes_grid(fig, len(metrics), ncols, sharey=True)
     norm = Normalize(0.0, 1.0) if unit else None
+    axes[0].set_yticks(range(len(tnorms)), [label(t) for t in tnorms])  # for every panel: they share y
     image = None
     for i, (ax, metric) in enumerate(zip(axes, metrics)):
         grid = np.array([[cells.get((metric, t, a), np.nan) for a in averagings] for t in tnorms], float)
@@ -648,19 +700,16 @@ def _draw_heatmap(title: str, rows: list[Row], written: bool) -> Figure:
                     colour = "black" if math.isnan(value) else _text_colour(heat(panel_norm(value)))
                     ax.text(x, y, _number(value), ha="center", va="center", color=colour, fontsize=8, in_layout=False)
         ax.set_xticks(range(len(averagings)), [label(a) for a in averagings])
-        ax.set_yticks(range(len(tnorms)), [label(t) for t in tnorms])
-        ax.tick_params(length=0)
-        ax.grid(False)
-        for spine in ax.spines.values():
-            spine.set_visible(False)
         ax.set_title(metric)
         ax.set_xlabel("averaging")
         if i % ncols == 0:
             ax.set_ylabel("T-norm")
+        else:  # no label, no tick labels (shared), no ticks: nothing to draw
+            ax.yaxis.set_visible(False)
         if not unit:
             fig.colorbar(image, ax=ax, shrink=0.9)
     if unit and image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.9, label="value", ticks=np.linspace(0, 1, 6))
+        fig.colorbar(image, ax=axes, shrink=0.9, label="value").set_ticks(UNIT_TICKS, labels=UNIT_LABELS)
     fig.suptitle(title)
     return fig
 
@@ -728,31 +777,30 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=unit, sharex=True)
     width = 0.8 / len(systems)
     x = np.arange(len(metrics))
+    # a panel's bars, every system's, in one collection (_bars), in the order the calls per system drew them
+    xs = np.concatenate([x + (k - (len(systems) - 1) / 2) * width for k in range(len(systems))])
+    bar_colours = [colours[s] for s in systems for _ in metrics]
+    axes[0, 0].set_xticks(x, metrics)  # for every panel: the axes share their ticks
+    if unit:
+        _unit_axis(axes[0, 0], "y")
     for i, (key, combo) in enumerate(combos):
         cells = {(r.averaging, r.system, r.metric): r for r in combo}
         for j, averaging in enumerate(averagings):
             ax = axes[i, j]
-            drawn = []
-            for k, system in enumerate(systems):
-                found = [cells.get((averaging, system, m)) for m in metrics]
-                xs = x + (k - (len(systems) - 1) / 2) * width
-                ax.bar(xs, [_height(r) for r in found], width, color=colours[system],
-                       label=system, edgecolor="white", linewidth=0.4)
-                _errorbars(ax, xs, found)
-                drawn += [(xi, r.value) for xi, r in zip(xs, found) if r is not None]
+            found = [cells.get((averaging, system, m)) for system in systems for m in metrics]
+            _bars(ax, xs, [_height(r) for r in found], width, bar_colours)
+            _errorbars(ax, xs, found)
+            drawn = [(xi, r.value) for xi, r in zip(xs, found) if r is not None]
             tops = [(xi, ceilings.get((m, averaging, key))) for xi, m in zip(x, metrics)]
             tops = [(xi, top) for xi, top in tops if top is not None]
             if tops:
                 ax.hlines([top for _, top in tops], [xi - 0.45 for xi, _ in tops], [xi + 0.45 for xi, _ in tops],
                           colors=CEILING_COLOUR, linestyles="--", linewidth=1.1, zorder=3, label="ceiling")
-            ax.set_xticks(x, metrics)
             if i == 0:
                 ax.set_title(averaging, fontweight="bold")
             if j == 0:
                 ax.set_ylabel(_wrap(key, 18))
-            if unit:
-                ax.set_ylim(0, 1.04)
-            elif any(r.value < 0 for r in combo if not math.isnan(r.value)):
+            if not unit and any(r.value < 0 for r in combo if not math.isnan(r.value)):
                 ax.axhline(0, color="#444444", linewidth=0.8)
             _mark_flat_bars(ax, drawn)
     for ax in axes[-1]:
@@ -895,13 +943,13 @@ def _draw_data_bars(rows: list[Row], colours: dict[str, str]) -> Figure:
     for ax, (key, panel) in zip(axes, panels):
         cells = {r.system: r for r in panel}
         found = [cells.get(s) for s in systems]
-        ax.bar(x, [_height(r) for r in found], 0.7, color=[colours[s] for s in systems])
+        _bars(ax, x, [_height(r) for r in found], 0.7, [colours[s] for s in systems], edgecolor="none", linewidth=0)
         _errorbars(ax, x, found)
         ax.set_xticks(x, systems)
         _rotate_if_long(ax, systems, panel_w)
         ax.set_title(_join(key))
         if _unit(panel):
-            ax.set_ylim(0, 1.04)
+            _unit_axis(ax, "y")
         elif any(r.value < 0 for r in panel if not math.isnan(r.value)):
             ax.axhline(0, color="#444444", linewidth=0.8)
         _mark_flat_bars(ax, [(xi, r.value) for xi, r in zip(x, found) if r is not None])
@@ -948,25 +996,24 @@ def _draw_per_class(where: str, rows: list[Row], colours: dict[str, str]) -> Fig
     axes = _axes_grid(fig, len(metrics), ncols, sharey=True)
     width = 0.8 / len(systems)
     y = np.arange(len(classes))
+    ys = np.concatenate([y + (k - (len(systems) - 1) / 2) * width for k in range(len(systems))])
+    bar_colours = [colours[s] for s in systems for _ in classes]
     cells = {(r.metric, r.system, r.class_): r for r in rows}
     for ax, metric in zip(axes, metrics):
         panel = [r for r in rows if r.metric == metric]
-        for k, system in enumerate(systems):
-            found = [cells.get((metric, system, c)) for c in classes]
-            ys = y + (k - (len(systems) - 1) / 2) * width
-            ax.barh(ys, [_height(r) for r in found], width, color=colours[system], label=system, edgecolor="white",
-                    linewidth=0.4)
-            for at, r in zip(ys, found):
-                if r is not None and math.isinf(r.value):  # no bar shows it: its value in the bar's place
-                    ax.text(0, at, _number(r.value), ha="left", va="center", fontsize=6.5, color="#444444")
-            _errorbars(ax, ys, found, horizontal=True)
+        found = [cells.get((metric, system, c)) for system in systems for c in classes]
+        _bars(ax, ys, [_height(r) for r in found], width, bar_colours, horizontal=True)
+        for at, r in zip(ys, found):
+            if r is not None and math.isinf(r.value):  # no bar shows it: its value in the bar's place
+                ax.text(0, at, _number(r.value), ha="left", va="center", fontsize=6.5, color="#444444")
+        _errorbars(ax, ys, found, horizontal=True)
         ax.set_yticks(y, [label(c) for c in classes])
         ax.yaxis.set_inverted(True)  # the first class on top, as in the table
         ax.set_title(metric)
         ax.grid(True, axis="x")
         ax.grid(False, axis="y")
         if _unit(panel):
-            ax.set_xlim(0, 1.04)
+            _unit_axis(ax, "x")
     handles = [Patch(facecolor=colours[s], label=s) for s in systems]
     fig.legend(handles=handles, title="system", loc="outside right upper")
     fig.suptitle(f"Per class — {where}" if where else "Per class")
