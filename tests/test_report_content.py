@@ -327,9 +327,10 @@ def test_bars_drawn_as_one_collection_are_the_pixels_and_limits_of_bar_and_barh(
 
 
 def test_the_fixed_zero_to_one_ticks_are_those_matplotlib_chooses_and_writes():
-    """A 0-1.04 axis of the set bars, the data bars and the per-class bars gets UNIT_TICKS and
-    UNIT_LABELS fixed: matplotlib's default locator and formatter give the same on each drawn
-    panel (its ticks computed otherwise: to 1e-12)."""
+    """The set bars' 0-1.04 axes get UNIT_TICKS and UNIT_LABELS fixed: matplotlib's default
+    locator and formatter give the same on each drawn panel (its ticks computed otherwise: to
+    1e-12). The data bars and per-class bars keep the locator, which gives the same where they
+    are this wide (a narrow panel: the next test)."""
     from matplotlib.ticker import AutoLocator, ScalarFormatter
 
     quickstart = [p for p in plots.gallery(config_run("quickstart")).plots if p.kind == "bars"]
@@ -349,11 +350,51 @@ def test_the_fixed_zero_to_one_ticks_are_those_matplotlib_chooses_and_writes():
                 default = [t for t in locator() if 0 <= t <= 1.04]
                 assert default == pytest.approx(plots.UNIT_TICKS, rel=1e-12, abs=1e-12)
                 assert formatter.format_ticks(default) == plots.UNIT_LABELS
-                assert axis.get_major_formatter().format_ticks(axis.get_majorticklocs()) == plots.UNIT_LABELS
+                shown = [t for t in axis.get_majorticklocs() if 0 <= t <= 1.04]
+                assert axis.get_major_formatter().format_ticks(shown) == plots.UNIT_LABELS
                 checked[plot.name] = checked.get(plot.name, 0) + 1
     # 4 component combinations x 2 averagings; kld's panel; precision, recall and f1 per class
     # (its card_* panels are sizes, not 0-1)
     assert checked == {"bars": 8, "bars-data-metrics": 1, "classes-exact_match-none": 3}
+
+
+def test_set_bars_of_only_undefined_values_still_show_every_metric():
+    """Panels with no value to draw (zero_division: nan on empty data) have no x data; the view
+    must still hold each metric's place, or its label falls out of the panel (two metrics:
+    the second one did, when the shared ticks were set before the bars)."""
+    rows = [replace(r, value=math.nan, ci_low=None, ci_high=None) for r in config_run("quickstart").rows
+            if r.metric in ("precision", "recall")]
+    undefined = replace(config_run("quickstart"), rows=rows, ceilings=[])  # a ceiling's line would give x data
+    (bars,) = [p for p in plots.gallery(undefined).plots if p.kind == "bars"]
+    with plots.style():
+        fig = bars.draw()
+        _drawn(fig)
+        for ax in fig.axes:
+            low, high = ax.get_xlim()
+            assert list(ax.get_xticks()) == [0, 1] and low <= 0 and 1 <= high, (low, high)
+        assert [t.get_text() for t in fig.axes[-1].get_xticklabels()] == ["precision", "recall"]
+
+
+def test_per_class_panels_beside_long_system_names_take_the_ticks_matplotlib_chooses():
+    """Long system names widen the legend and narrow the per-class panels; their 0-1 axis then
+    takes the ticks matplotlib's locator chooses for that width (fewer than the set bars' six
+    fixed ones, which on a 1-inch panel ran together as "0.00.20.40.60.81.0")."""
+    from matplotlib.ticker import AutoLocator
+
+    results = evalkit.run(ROOT / "configs" / "soft_keywords.yaml", write_reports=False)
+    results = replace(results, rows=[replace(r, system=name) for name in ("a" * 52, "b" * 37) for r in results.rows])
+    plot = plots.gallery(results).plots[0]
+    with plots.style():
+        fig = plot.draw()
+        _drawn(fig)
+        panels = [ax for ax in fig.axes if ax.get_xlim() == (0, 1.04)]
+        for ax in panels:
+            locator = AutoLocator()
+            locator.set_axis(ax.xaxis)
+            chosen = [t for t in locator() if 0 <= t <= 1.04]
+            assert [t for t in ax.get_xticks() if 0 <= t <= 1.04] == pytest.approx(chosen, abs=1e-12)
+            assert len(chosen) < len(plots.UNIT_TICKS)  # the panel is narrow: the fixed six would not be its own
+    assert len(panels) == 3  # precision, recall and f1 (the card_* panels are sizes)
 
 
 # --- folding, contents and the glossary --------------------------------------------------------

@@ -564,12 +564,14 @@ def _rotate_if_long(ax, labels: Sequence[str], room: float) -> None:
             tick.set_rotation_mode("anchor")
 
 
-def _unit_axis(ax, which: str) -> None:
-    """Axis ``which`` ("x" or "y") of ``ax`` from 0 to 1.04, with the ticks and labels matplotlib
-    would choose (0, 0.2 … 1) fixed: its locator and formatter no longer work them out again at
-    each of the dozen tick updates of a draw."""
-    getattr(ax, f"set_{which}lim")(0, 1.04)
-    getattr(ax, f"set_{which}ticks")(UNIT_TICKS, UNIT_LABELS)
+def _unit_axis(ax) -> None:
+    """The y axis of ``ax`` from 0 to 1.04, with the ticks and labels matplotlib chooses there (0,
+    0.2 … 1) fixed: its locator and formatter no longer work them out again at each of the dozen
+    tick updates of a draw. Only for the set bars' rows, 2 in each: on a shorter or narrower axis
+    (data bars under long rotated names, per-class panels beside long system names) matplotlib
+    chooses fewer ticks, so those keep its locator."""
+    ax.set_ylim(0, 1.04)
+    ax.set_yticks(UNIT_TICKS, UNIT_LABELS)
 
 
 def _bars(ax, at: np.ndarray, lengths: Sequence[float], width: float, colours: Sequence[str], *,
@@ -780,9 +782,8 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
     # a panel's bars, every system's, in one collection (_bars), in the order the calls per system drew them
     xs = np.concatenate([x + (k - (len(systems) - 1) / 2) * width for k in range(len(systems))])
     bar_colours = [colours[s] for s in systems for _ in metrics]
-    axes[0, 0].set_xticks(x, metrics)  # for every panel: the axes share their ticks
     if unit:
-        _unit_axis(axes[0, 0], "y")
+        _unit_axis(axes[0, 0])
     for i, (key, combo) in enumerate(combos):
         cells = {(r.averaging, r.system, r.metric): r for r in combo}
         for j, averaging in enumerate(averagings):
@@ -803,6 +804,9 @@ def _draw_set_bars(title: str, combos: list[tuple[tuple, list[Row]]], colours: d
             if not unit and any(r.value < 0 for r in combo if not math.isnan(r.value)):
                 ax.axhline(0, color="#444444", linewidth=0.8)
             _mark_flat_bars(ax, drawn)
+    # for every panel (they share x), after the bars: set before them, on panels of only undefined values (no x
+    # data) the view went on autoscaling around the first tick alone, and a metric's label fell out of it
+    axes[0, 0].set_xticks(x, metrics)
     for ax in axes[-1]:
         _rotate_if_long(ax, metrics, panel_w)
     handles: list[Any] = [Patch(facecolor=colours[s], label=s) for s in systems]
@@ -949,7 +953,7 @@ def _draw_data_bars(rows: list[Row], colours: dict[str, str]) -> Figure:
         _rotate_if_long(ax, systems, panel_w)
         ax.set_title(_join(key))
         if _unit(panel):
-            _unit_axis(ax, "y")
+            ax.set_ylim(0, 1.04)  # ticks as matplotlib chooses them: a panel under long rotated names is short
         elif any(r.value < 0 for r in panel if not math.isnan(r.value)):
             ax.axhline(0, color="#444444", linewidth=0.8)
         _mark_flat_bars(ax, [(xi, r.value) for xi, r in zip(x, found) if r is not None])
@@ -1013,7 +1017,7 @@ def _draw_per_class(where: str, rows: list[Row], colours: dict[str, str]) -> Fig
         ax.grid(True, axis="x")
         ax.grid(False, axis="y")
         if _unit(panel):
-            _unit_axis(ax, "x")
+            ax.set_xlim(0, 1.04)  # ticks as matplotlib chooses them: a panel beside long system names is narrow
     handles = [Patch(facecolor=colours[s], label=s) for s in systems]
     fig.legend(handles=handles, title="system", loc="outside right upper")
     fig.suptitle(f"Per class — {where}" if where else "Per class")
