@@ -121,6 +121,41 @@ def test_a_plugin_that_raises_is_reported_and_the_others_still_load():
     ]
 
 
+class _Weights:
+    """A plain class: pydantic cannot make a schema for a field of this type."""
+
+
+@pytest.mark.parametrize("base", [NoParams, BaseModel], ids=["subclass of NoParams (deferred)", "own model"])
+def test_a_third_party_params_model_that_cannot_be_built_fails_the_plugins_load(base):
+    """Built-in parameter models defer their build to first use, and a subclass of ``NoParams``
+    inherits that; a third party's model is still built when its plugin registers, so a model
+    pydantic cannot build is the plugin's load failure (a warning; `evalkit schema` and every
+    other component keep working), not "a bug in evalkit" at the first command that reads it."""
+    from pydantic import ConfigDict, PydanticSchemaGenerationError
+
+    namespace = {"__annotations__": {"scale": float, "weights": "_Weights | None"}, "scale": 1.0, "weights": None}
+    if base is BaseModel:
+        namespace["model_config"] = ConfigDict(extra="forbid", defer_build=True)
+    Params = type("Params", (base,), {**namespace, "__module__": __name__})
+    Scaled = type("Scaled", (), {"name": "scaled", "Params": Params, "__init__": lambda self, params: None,
+                                 "__call__": lambda self, a, b: a * b})
+
+    class Plugin:
+        __name__ = "scaled"
+
+        @evalkit.hookimpl
+        def evalkit_register_tnorms(self, register):
+            register(Scaled)
+
+    registry = registry_with(**{"evalkit-scaled:scaled": Plugin()})
+    assert "scaled" not in registry.names("tnorm") and "minimum" in registry.names("tnorm")
+    (failure,) = registry.failures
+    assert "registering tnorm Scaled: its `Params` model cannot be built: PydanticSchemaGenerationError" in str(failure)
+    assert "\n" not in str(failure)  # pydantic's first line, its advice; not its page of text
+    with pytest.raises(PydanticSchemaGenerationError):
+        Params.model_rebuild()  # the model really is unbuildable, as the message says
+
+
 def test_a_misspelled_hook_is_reported_by_name():
     class Typo:
         __name__ = "typo"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
+from pydantic.errors import PydanticUndefinedAnnotation, PydanticUserError
 
 from evalkit.contracts import calling, guard
 from evalkit.errors import ConfigError, PluginContractError, PluginLoadError, UnknownComponentError
@@ -90,7 +91,7 @@ class Registry:
 
         def register(cls: type, *, name: str | None = None, aliases: tuple[str, ...] = ()) -> None:
             where = f"plugin {plugin!r} (distribution {distribution!r}) registering {kind} {cls.__name__}"
-            checked = _check_component(kind, cls, name or getattr(cls, "name", None), where)
+            checked = _check_component(kind, cls, name or getattr(cls, "name", None), where, distribution != "evalkit")
             for key in (checked, *aliases):
                 previous = self.entries.get((kind, key))
                 if previous is not None:
@@ -190,8 +191,11 @@ def _type_name(schema: Mapping[str, Any]) -> str:
     return "value"
 
 
-def _check_component(kind: str, cls: type, name: Any, where: str) -> str:
-    """The component's name, once ``cls`` is checked against its kind's protocol."""
+def _check_component(kind: str, cls: type, name: Any, where: str, third_party: bool = True) -> str:
+    """The component's name, once ``cls`` is checked against its kind's protocol. A third party's
+    ``Params`` is built now if it defers its build (as ``NoParams`` and the built-ins' models do,
+    and so their subclasses), so that a model pydantic cannot build fails the plugin's load, as
+    it did when the model was built on import, not the first command that uses it."""
     if kind not in KINDS:
         raise PluginContractError(f"{where}: unknown component kind {kind!r}")
     if not isinstance(name, str) or not NAME.match(name):
@@ -206,6 +210,12 @@ def _check_component(kind: str, cls: type, name: Any, where: str) -> str:
             f"{where}: `Params` must set model_config = ConfigDict(extra='forbid') so that a "
             "misspelled parameter is an error, not silently ignored"
         )
+    if third_party and not params.__pydantic_complete__:
+        try:
+            params.model_rebuild()
+        except (PydanticUserError, PydanticUndefinedAnnotation) as exc:
+            first = str(exc).splitlines()[0]  # pydantic's advice; a page of text follows it
+            raise PluginContractError(f"{where}: its `Params` model cannot be built: {type(exc).__name__}: {first}") from None
     protocol = KINDS[kind][0]
     protocols = (SetMetric, DataMetric) if kind == "metric" else (protocol,)
     missing = [sorted(_members(p) - set(dir(cls))) for p in protocols]
