@@ -242,3 +242,44 @@ def test_replicates_reduced_on_threads_equal_those_on_one_bit_for_bit(monkeypatc
     one = reported()
     monkeypatch.setattr(evalkit.engine, "REPLICATE_THREADS", threads)
     assert reported() == one
+
+
+def test_tallies_added_in_place_hold_the_sum_and_leave_the_added_one_as_it_was():
+    """A run folds its chunks' tallies with ``+=``: each replicate's data-metric states are
+    replaced by their sums one replicate at a time (so the old and the new states of every
+    replicate are never held at once), giving what ``+`` gives, in the same order of additions;
+    the tally added is left as it was, also after more is added into the total."""
+    from evalkit.engine import Replicates
+    from evalkit.reduction import Tally
+
+    def tally(states: dict) -> Tally:
+        return Tally(intervals={key: Replicates({}, [list(s) for s in data]) for key, data in states.items()}, samples=1)
+
+    # states as arrays (a data metric's states add by +); None: a replicate that drew none of a chunk's samples
+    first = tally({"a": [[np.array([1.0, 2.0]), None], [np.array([3.0]), np.array([4.0])]]})
+    second = tally({"a": [[np.array([0.5, 0.25]), np.array([8.0])], [None, np.array([16.0])]],
+                    "b": [[np.array([32.0])]]})
+    third = tally({"b": [[np.array([64.0])]]})
+    want = first + second + third
+    second_before = {key: [[None if s is None else s.copy() for s in states] for states in r.data]
+                     for key, r in second.intervals.items()}
+
+    total = Tally()
+    total += first
+    total += second
+    held = total.intervals["a"].data
+    total += third
+    assert total.intervals["a"].data is held  # replaced replicate by replicate, not rebuilt beside the old
+
+    assert total.samples == want.samples == 3
+    assert total.intervals.keys() == want.intervals.keys()
+    for key, expected in want.intervals.items():
+        got = total.intervals[key].data
+        assert len(got) == len(expected.data)
+        for states, wanted in zip(got, expected.data):
+            assert len(states) == len(wanted)
+            for s, w in zip(states, wanted):
+                assert (s is None and w is None) or np.array_equal(s, w)  # the same additions: bit for bit
+    for key, states in second_before.items():  # "b" was taken from `second`, then `third` was added to the total's
+        for now, before in zip(second.intervals[key].data, states):
+            assert all((n is None and b is None) or np.array_equal(n, b) for n, b in zip(now, before))

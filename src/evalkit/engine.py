@@ -81,6 +81,19 @@ class Replicates:
             self.data or other.data
         return Replicates(_added(self.batches, other.batches), data)
 
+    def __iadd__(self, other: Replicates) -> Replicates:
+        """``self + other`` kept in ``self``, each replicate's data-metric states replaced as they
+        are added: a fold over chunks then holds the running states and one merged replicate, not
+        the old and the new states of every replicate at once (with PSDS and 200 replicates, the
+        chunked read's peak was 1.7x the whole read's). The same sums, in the same order."""
+        self.batches = _added(self.batches, other.batches)
+        if self.data and other.data:
+            for b, part in enumerate(other.data):
+                self.data[b] = _listed_sum(self.data[b], part)
+        else:
+            self.data = self.data or list(other.data)
+        return self
+
     def values(self, axes: Axes, classes: Sequence[str]) -> Values:
         """Every value of every replicate, stacked along a first axis: set metrics in one call
         per combination for averagings that declare ``batched = True`` (all built-ins),

@@ -107,7 +107,8 @@ def folder_tally(
                         for run, data in enumerate(runs)] for name, runs in whole.systems.items()}
         part, counted = prepare(job, chunk, parts, files=work.from_files, ids_checked=True)
         part.weights = None if whole.weights is None else whole.weights[rows]
-        tally = tally + counted + reduce_partition(job, part, progress)
+        tally += counted
+        tally += reduce_partition(job, part, progress)  # replicate states added in place
     tally.per_sample = _in_reference_order(tally.per_sample, np.argsort(order))
     return tally
 

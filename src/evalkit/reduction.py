@@ -96,6 +96,23 @@ class Tally:
         )
 
 
+    def __iadd__(self, other: Tally) -> Tally:
+        """``self + other``, the replicates' states added into ``self``'s in place (see
+        :meth:`Replicates.__iadd__`): how a run folds its chunks' tallies."""
+        for name in _REPLICATED:
+            kept = getattr(self, name)
+            for key, value in getattr(other, name).items():
+                if key in kept:
+                    kept[key] += value
+                else:  # a copy, so that adding more into it leaves ``other`` as it was
+                    kept[key] = Replicates(dict(value.batches), list(value.data))
+        return self + replace(other, intervals={}, jackknife={}, tests={}, as_baseline={}, as_system={})
+
+
+#: The tally's fields of replicates, which :meth:`Tally.__iadd__` adds in place.
+_REPLICATED = ("intervals", "jackknife", "tests", "as_baseline", "as_system")
+
+
 def _merged(a: dict[Any, Any], b: dict[Any, Any]) -> dict[Any, Any]:
     merged = dict(a)
     for key, value in b.items():

@@ -259,7 +259,8 @@ def reduce_rows(work: Work, start: int = 0, stop: int | None = None, progress: P
         part, counted = prepare(job, reference, systems, matched, files=work.from_files, ids_checked=True,
                                 past_the_reference=past)
         part.first_row = start + partial.rows
-        partial.tally = partial.tally + counted + reduce_partition(job, part)
+        partial.tally += counted
+        partial.tally += reduce_partition(job, part)  # replicate states added in place
 
     like = None
     for reference in chunks_of(work, work.reference, chunk_rows(work), start, stop):
