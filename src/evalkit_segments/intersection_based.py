@@ -137,7 +137,4 @@ class IntersectionErrorRate(IntersectionCounts[IntersectionParams]):
     }
 
     def compute(self, state: Counts) -> dict[str, Any]:
-        out = error_rates("intersection_best", state)
-        if self.thresholds is not None:
-            out |= error_rates("intersection", state, self.thresholds)
-        return out
+        return error_rates("intersection", state, self.thresholds)

@@ -162,7 +162,16 @@ def fscores(
     return out
 
 
-def error_rates(name: str, state: Counts, threshold: np.ndarray | None = None) -> dict[str, Any]:
+def error_rates(prefix: str, state: Counts, thresholds: np.ndarray | None) -> dict[str, Any]:
+    """A data metric's error rates: at each class's lowest error rate (``prefix_best_…``), and at
+    ``thresholds`` too when given (``prefix_…``); see :func:`_error_rates`."""
+    out = _error_rates(f"{prefix}_best", state)
+    if thresholds is not None:
+        out |= _error_rates(prefix, state, thresholds)
+    return out
+
+
+def _error_rates(name: str, state: Counts, threshold: np.ndarray | None = None) -> dict[str, Any]:
     """Each class's error rate, (insertions + deletions) / reference instances (a class alone has
     no substitutions), with its insertion and deletion rates, at its ``threshold`` or at its
     lowest error rate (None): ``name_error_rate`` (the mean over classes with reference

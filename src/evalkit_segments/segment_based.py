@@ -187,10 +187,7 @@ class SegmentErrorRate(SegmentCounts[SegmentGridParams]):
     }
 
     def compute(self, state: Counts) -> dict[str, Any]:
-        out = error_rates("segment_best", state)
-        if self.thresholds is not None:
-            out |= error_rates("segment", state, self.thresholds)
-        return out
+        return error_rates("segment", state, self.thresholds)
 
 
 def _mean(values: np.ndarray) -> float:
